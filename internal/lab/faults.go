@@ -1,0 +1,119 @@
+package lab
+
+import (
+	"context"
+	"fmt"
+	"syscall"
+	"time"
+)
+
+// Lag delays the replica's applier by d (MASTER_DELAY, whole seconds);
+// d = 0 removes the delay. Seconds_Behind_Master can still read 0 on a
+// delayed replica with nothing new to apply: that is the point of testing it.
+func (l *Lab) Lag(ctx context.Context, n *Node, d time.Duration) error {
+	return n.Exec(ctx, fmt.Sprintf("STOP SLAVE; CHANGE MASTER TO MASTER_DELAY=%d; START SLAVE", int(d.Seconds())))
+}
+
+// StopReplication stops both replication threads on n.
+func (l *Lab) StopReplication(ctx context.Context, n *Node) error {
+	return n.Exec(ctx, "STOP SLAVE")
+}
+
+// StopSQLThread stops only the applier thread on n.
+func (l *Lab) StopSQLThread(ctx context.Context, n *Node) error {
+	return n.Exec(ctx, "STOP SLAVE SQL_THREAD")
+}
+
+// StartReplication starts both replication threads on n.
+func (l *Lab) StartReplication(ctx context.Context, n *Node) error {
+	return n.Exec(ctx, "START SLAVE")
+}
+
+// Pause freezes the node's process (SIGSTOP): connections stay open and
+// nothing answers, like a hung host.
+func (l *Lab) Pause(n *Node) error { return n.signal(syscall.SIGSTOP) }
+
+// Resume continues a paused node (SIGCONT).
+func (l *Lab) Resume(n *Node) error { return n.signal(syscall.SIGCONT) }
+
+// Kill ends the node's process with SIGKILL, like a crash.
+func (l *Lab) Kill(n *Node) error { return n.kill() }
+
+// Restart starts a killed node again with its data, port and current role,
+// and waits until it accepts connections. A replica resumes replication on
+// its own.
+func (l *Lab) Restart(ctx context.Context, n *Node) error {
+	if n.Running() {
+		return fmt.Errorf("lab: restart %s: still running", n.Name)
+	}
+	return n.startAndWait(ctx)
+}
+
+// Switchover makes newPrimary the primary of its group the way an operator
+// (or orchestrator, MaxScale, replication-manager) does it: the old primary
+// goes read_only, newPrimary catches up, stops replicating and becomes
+// writable, the old primary and the other replicas replicate from it.
+func (l *Lab) Switchover(ctx context.Context, newPrimary *Node) error {
+	g := l.group(newPrimary)
+	if g == nil {
+		return fmt.Errorf("lab: switchover: %s belongs to no group", newPrimary.Name)
+	}
+	old := g.Primary()
+	if old == newPrimary {
+		return fmt.Errorf("lab: switchover: %s is already the primary", newPrimary.Name)
+	}
+	if err := old.setReadOnly(ctx, true); err != nil {
+		return err
+	}
+	var pos string
+	if err := old.Admin().QueryRowContext(ctx, "SELECT @@gtid_binlog_pos").Scan(&pos); err != nil {
+		return fmt.Errorf("lab: switchover: %s gtid_binlog_pos: %w", old.Name, err)
+	}
+	if err := newPrimary.waitGTID(ctx, pos, 30*time.Second); err != nil {
+		return err
+	}
+	if err := newPrimary.Exec(ctx, "STOP SLAVE; RESET SLAVE ALL"); err != nil {
+		return err
+	}
+	if err := newPrimary.setReadOnly(ctx, false); err != nil {
+		return err
+	}
+	g.mu.Lock()
+	g.primary = newPrimary
+	g.mu.Unlock()
+
+	// The old primary has never replicated: start it from its own binlog
+	// position so it does not re-apply what it wrote itself.
+	if err := old.Exec(ctx, "SET GLOBAL gtid_slave_pos = @@gtid_binlog_pos"); err != nil {
+		return err
+	}
+	if err := old.replicateFrom(ctx, newPrimary); err != nil {
+		return err
+	}
+	for _, r := range g.Replicas() {
+		if r == old || !r.Running() {
+			continue
+		}
+		if err := r.waitGTID(ctx, pos, 30*time.Second); err != nil {
+			return err
+		}
+		if err := r.Exec(ctx, "STOP SLAVE"); err != nil {
+			return err
+		}
+		if err := r.replicateFrom(ctx, newPrimary); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// setReadOnly sets @@global.read_only and remembers it for restarts.
+func (n *Node) setReadOnly(ctx context.Context, on bool) error {
+	if err := n.Exec(ctx, "SET GLOBAL read_only = "+onOff(on)); err != nil {
+		return err
+	}
+	n.mu.Lock()
+	n.readOnly = on
+	n.mu.Unlock()
+	return nil
+}

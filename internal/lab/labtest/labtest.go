@@ -1,0 +1,83 @@
+// Package labtest gives test packages a real MariaDB replication lab.
+//
+// Integration tests call Shared.Get (a lab started on first use and stopped
+// by the package's TestMain) or Fresh (a private lab for tests that inject
+// destructive faults). When mariadbd is not installed they are skipped with
+// a message, unless RWSHARD_LAB=require is set, as `make test` and CI do:
+// then a lab that cannot start fails the test.
+package labtest
+
+import (
+	"context"
+	"errors"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rwshard/rwshard/internal/lab"
+)
+
+// Required reports whether integration tests must run (RWSHARD_LAB=require).
+func Required() bool { return os.Getenv("RWSHARD_LAB") == "require" }
+
+const skipMsg = "integration test needs MariaDB: run `make test` (installs mariadb-server as root and starts the lab)"
+
+// Shared is a lab shared by the tests of one package.
+type Shared struct {
+	opts lab.Options
+	once sync.Once
+	lab  *lab.Lab
+	err  error
+}
+
+// NewShared describes a lab started on the first Get.
+func NewShared(o lab.Options) *Shared { return &Shared{opts: o} }
+
+// Get returns the running lab, starting it on first use.
+func (s *Shared) Get(t testing.TB) *lab.Lab {
+	t.Helper()
+	s.once.Do(func() { s.lab, s.err = start(s.opts) })
+	check(t, s.err)
+	return s.lab
+}
+
+// Stop stops the lab if it was started; call it from TestMain after m.Run.
+func (s *Shared) Stop() {
+	if s.lab != nil {
+		_ = s.lab.Stop()
+	}
+}
+
+// Fresh starts a private lab, stopped when the test ends.
+func Fresh(t testing.TB, o lab.Options) *lab.Lab {
+	t.Helper()
+	l, err := start(o)
+	check(t, err)
+	t.Cleanup(func() { _ = l.Stop() })
+	return l
+}
+
+func start(o lab.Options) (*lab.Lab, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	return lab.Start(ctx, o)
+}
+
+func check(t testing.TB, err error) {
+	t.Helper()
+	switch {
+	case err == nil:
+	case errors.Is(err, lab.ErrNoMariaDB) && !Required():
+		t.Skip(skipMsg)
+	default:
+		t.Fatalf("lab: %v", err)
+	}
+}
+
+// Ctx returns a context that ends with the test or after d.
+func Ctx(t testing.TB, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}

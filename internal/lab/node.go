@@ -1,0 +1,220 @@
+package lab
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+)
+
+// Node is one mariadbd of the lab.
+type Node struct {
+	Name     string // "primary", "replica1", … or "ds_0-primary", …
+	Group    string // replication group (shard) it belongs to
+	ServerID int
+	Port     int
+	Dir      string // data directory
+
+	mariadbd string
+	detach   bool
+
+	mu       sync.Mutex
+	cmd      *exec.Cmd
+	exited   chan struct{}
+	readOnly bool
+	admin    *sql.DB // root over the unix socket
+}
+
+// Addr is the node's TCP address, host:port.
+func (n *Node) Addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(n.Port)) }
+
+// DSN is a go-sql-driver/mysql DSN for the application user on this node
+// with the given extra parameters (e.g. "parseTime=true"); empty for none.
+func (n *Node) DSN(params string) string {
+	dsn := fmt.Sprintf("%s:%s@tcp(%s)/%s", AppUser, AppPassword, n.Addr(), AppDatabase)
+	if params != "" {
+		dsn += "?" + params
+	}
+	return dsn
+}
+
+func (n *Node) socket() string { return filepath.Join(n.Dir, "sock") }
+
+// Admin returns a root connection pool over the node's unix socket, for
+// setting up data and injecting faults. Tests of rwshard connect as the
+// application user instead (DSN).
+func (n *Node) Admin() *sql.DB {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.admin == nil {
+		cfg := mysql.NewConfig()
+		cfg.User = "root"
+		cfg.Net = "unix"
+		cfg.Addr = n.socket()
+		cfg.Timeout = 5 * time.Second
+		cfg.ReadTimeout = 60 * time.Second
+		cfg.MultiStatements = true
+		c, _ := mysql.NewConnector(cfg)
+		n.admin = sql.OpenDB(c)
+		n.admin.SetMaxIdleConns(4)
+		// Admin connections die with the server on Kill; keep them short.
+		n.admin.SetConnMaxLifetime(30 * time.Second)
+	}
+	return n.admin
+}
+
+// Exec runs statements as root on the node.
+func (n *Node) Exec(ctx context.Context, query string, args ...any) error {
+	if _, err := n.Admin().ExecContext(ctx, query, args...); err != nil {
+		return fmt.Errorf("lab: %s: %s: %w", n.Name, query, err)
+	}
+	return nil
+}
+
+// spawn starts mariadbd for this node with its standard options.
+func (n *Node) spawn(detach bool, extra ...string) error {
+	args := []string{
+		"--no-defaults",
+		"--datadir=" + n.Dir,
+		"--socket=" + n.socket(),
+		"--pid-file=" + filepath.Join(n.Dir, "pid"),
+		"--log-error=" + filepath.Join(n.Dir, "error.log"),
+	}
+	if os.Geteuid() == 0 {
+		args = append(args, "--user=root")
+	}
+	n.mu.Lock()
+	readOnly := n.readOnly
+	n.mu.Unlock()
+	if n.Port > 0 {
+		args = append(args,
+			"--port="+strconv.Itoa(n.Port),
+			"--server-id="+strconv.Itoa(n.ServerID),
+			"--log-bin=bin", "--binlog-format=ROW", "--log-slave-updates=ON",
+			"--gtid-strict-mode=ON",
+			"--read-only="+onOff(readOnly))
+		args = append(args, serverArgs...)
+	}
+	args = append(args, extra...)
+	cmd := exec.Command(n.mariadbd, args...)
+	if err := start(cmd, detach); err != nil {
+		return fmt.Errorf("lab: start %s: %w", n.Name, err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	n.mu.Lock()
+	n.cmd, n.exited = cmd, exited
+	n.mu.Unlock()
+	return nil
+}
+
+func onOff(b bool) string {
+	if b {
+		return "ON"
+	}
+	return "OFF"
+}
+
+// waitReady polls the socket until the server answers, the process exits or
+// the timeout passes.
+func (n *Node) waitReady(ctx context.Context, timeout time.Duration) (*sql.DB, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	db := n.Admin()
+	for {
+		err := db.PingContext(ctx)
+		if err == nil {
+			return db, nil
+		}
+		select {
+		case <-n.exited:
+			return nil, fmt.Errorf("lab: %s exited during start-up:\n%s", n.Name, n.logTail())
+		case <-ctx.Done():
+			return nil, fmt.Errorf("lab: %s not ready after %s: %w\n%s", n.Name, timeout, err, n.logTail())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// logTail returns the end of the node's error log, for start-up failures.
+func (n *Node) logTail() string {
+	b, _ := os.ReadFile(filepath.Join(n.Dir, "error.log"))
+	if len(b) > 2000 {
+		b = b[len(b)-2000:]
+	}
+	return string(b)
+}
+
+// signal sends sig to the node's process.
+func (n *Node) signal(sig syscall.Signal) error {
+	n.mu.Lock()
+	cmd := n.cmd
+	n.mu.Unlock()
+	if cmd == nil || cmd.Process == nil {
+		return fmt.Errorf("lab: %s is not running", n.Name)
+	}
+	if err := cmd.Process.Signal(sig); err != nil {
+		return fmt.Errorf("lab: signal %v to %s: %w", sig, n.Name, err)
+	}
+	return nil
+}
+
+// kill stops the process with SIGKILL (after SIGCONT, in case it was
+// paused) and waits for it to be gone.
+func (n *Node) kill() error {
+	n.mu.Lock()
+	cmd, exited := n.cmd, n.exited
+	n.cmd = nil
+	admin := n.admin
+	n.admin = nil
+	n.mu.Unlock()
+	if admin != nil {
+		admin.Close()
+	}
+	if cmd == nil {
+		return nil
+	}
+	_ = cmd.Process.Signal(syscall.SIGCONT)
+	_ = cmd.Process.Kill()
+	select {
+	case <-exited:
+		return nil
+	case <-time.After(30 * time.Second):
+		return errors.New("lab: " + n.Name + " did not die after SIGKILL")
+	}
+}
+
+// Running reports whether the node's process is up (it may be paused).
+func (n *Node) Running() bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.cmd == nil {
+		return false
+	}
+	select {
+	case <-n.exited:
+		return false
+	default:
+		return true
+	}
+}
+
+// freePort asks the kernel for a free loopback port.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
