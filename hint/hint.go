@@ -1,0 +1,105 @@
+package hint
+
+import (
+	"context"
+	"time"
+)
+
+// Route is an explicit wish about where a statement runs.
+type Route uint8
+
+const (
+	// Default leaves the decision to the router (the zero value).
+	Default Route = iota
+	// ReplicaOK accepts a replica for a read the router would otherwise
+	// send to the primary for consistency reasons. It never sends a write
+	// to a replica.
+	ReplicaOK
+	// NodeOnly sends the statement to the node named in Hint.Node.
+	NodeOnly
+	// PrimaryOnly sends the statement to the primary. It is the strongest
+	// wish: merged with any other, it wins.
+	PrimaryOnly
+)
+
+// String returns the name used in plan reasons and hint comments.
+func (r Route) String() string {
+	switch r {
+	case ReplicaOK:
+		return "replica"
+	case PrimaryOnly:
+		return "primary"
+	case NodeOnly:
+		return "node"
+	default:
+		return "default"
+	}
+}
+
+// Hint is a set of routing wishes for one statement. The zero value asks
+// for nothing.
+type Hint struct {
+	Route Route
+	// Node names the node for NodeOnly.
+	Node string
+	// MaxLag, when positive, narrows the replica lag limit for the statement.
+	MaxLag time.Duration
+}
+
+// IsZero reports whether h asks for nothing.
+func (h Hint) IsZero() bool { return h == Hint{} }
+
+// Merge combines two hints, for example one from the context and one from
+// a SQL comment. The stronger route wins (primary over node over replica
+// over default); between two different nodes the second (b) wins; the
+// smaller positive MaxLag wins.
+func Merge(a, b Hint) Hint {
+	out := a
+	if b.Route > out.Route || (b.Route == NodeOnly && out.Route == NodeOnly) {
+		out.Route, out.Node = b.Route, b.Node
+	}
+	if b.MaxLag > 0 && (out.MaxLag <= 0 || b.MaxLag < out.MaxLag) {
+		out.MaxLag = b.MaxLag
+	}
+	return out
+}
+
+// ctxKey is the unexported key under which a Hint rides in a context.
+type ctxKey struct{}
+
+// FromContext returns the hint carried by ctx. Without one it returns the
+// zero Hint and false: the router decides alone.
+func FromContext(ctx context.Context) (Hint, bool) {
+	h, ok := ctx.Value(ctxKey{}).(Hint)
+	return h, ok
+}
+
+func with(ctx context.Context, f func(*Hint)) context.Context {
+	h, _ := FromContext(ctx)
+	f(&h)
+	return context.WithValue(ctx, ctxKey{}, h)
+}
+
+// Primary returns a context whose statements run on the primary.
+func Primary(ctx context.Context) context.Context {
+	return with(ctx, func(h *Hint) { h.Route, h.Node = PrimaryOnly, "" })
+}
+
+// Replica returns a context whose reads may run on a replica even where the
+// consistency rules would send them to the primary (after a write in the
+// session, for example). Writes still go to the primary.
+func Replica(ctx context.Context) context.Context {
+	return with(ctx, func(h *Hint) { h.Route, h.Node = ReplicaOK, "" })
+}
+
+// Node returns a context whose statements run on the named node ("primary"
+// or a replica name). A write pinned to a replica fails; it is never sent.
+func Node(ctx context.Context, name string) context.Context {
+	return with(ctx, func(h *Hint) { h.Route, h.Node = NodeOnly, name })
+}
+
+// MaxLag returns a context whose reads may only use replicas whose measured
+// lag is at most d. A non-positive d removes the bound.
+func MaxLag(ctx context.Context, d time.Duration) context.Context {
+	return with(ctx, func(h *Hint) { h.MaxLag = max(d, 0) })
+}
