@@ -1,6 +1,6 @@
 module github.com/rwshard/rwshard
 
-go 1.26
+go 1.26.8
 
 require (
 	github.com/cespare/xxhash/v2 v2.3.0
@@ -11,6 +11,7 @@ require (
 
 require (
 	filippo.io/edwards25519 v1.2.0 // indirect
+	github.com/DATA-DOG/go-sqlmock v1.5.2
 	github.com/golang/glog v1.2.5 // indirect
 	github.com/lmittmann/tint v1.1.3 // indirect
 	github.com/mattn/go-isatty v0.0.21 // indirect

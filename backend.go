@@ -1,0 +1,187 @@
+package rwshard
+
+import (
+	"container/list"
+	"context"
+	"database/sql/driver"
+	"time"
+)
+
+// Backend connections: what each node's inner *sql.DB pool holds when
+// rwshard opened the node itself. A backendConn is go-sql-driver's
+// connection plus a bounded cache of prepared statements, so that a
+// parameterized statement costs one round trip after its first execution
+// on that connection (pgx keeps such a cache per connection too).
+
+var (
+	_ driver.Connector = (*nodeConnector)(nil)
+
+	_ driver.Conn               = (*backendConn)(nil)
+	_ driver.ConnPrepareContext = (*backendConn)(nil)
+	_ driver.ConnBeginTx        = (*backendConn)(nil)
+	_ driver.QueryerContext     = (*backendConn)(nil)
+	_ driver.ExecerContext      = (*backendConn)(nil)
+	_ driver.Pinger             = (*backendConn)(nil)
+	_ driver.SessionResetter    = (*backendConn)(nil)
+	_ driver.Validator          = (*backendConn)(nil)
+	_ driver.NamedValueChecker  = (*backendConn)(nil)
+)
+
+// nodeConnector opens backend connections to one node.
+type nodeConnector struct {
+	inner     driver.Connector // go-sql-driver/mysql's
+	timeout   time.Duration    // bounds dial and handshake together
+	cacheSize int
+}
+
+func (nc *nodeConnector) Connect(ctx context.Context) (driver.Conn, error) {
+	if nc.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, nc.timeout)
+		defer cancel()
+	}
+	c, err := nc.inner.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	bc := &backendConn{Conn: c}
+	if nc.cacheSize > 0 {
+		bc.stmts = newStmtCache(nc.cacheSize)
+	}
+	return bc, nil
+}
+
+func (nc *nodeConnector) Driver() driver.Driver { return nc.inner.Driver() }
+
+// backendConn wraps one go-sql-driver connection. Only one goroutine uses
+// it at a time (database/sql hands it out exclusively), so the cache needs
+// no lock.
+type backendConn struct {
+	driver.Conn
+	stmts *stmtCache // nil: no caching
+}
+
+// cached returns a prepared statement for query, preparing it on a miss.
+func (bc *backendConn) cached(ctx context.Context, query string) (driver.Stmt, error) {
+	if st := bc.stmts.get(query); st != nil {
+		return st, nil
+	}
+	st, err := prepare(ctx, bc.Conn, query)
+	if err != nil {
+		return nil, err
+	}
+	bc.stmts.put(query, st)
+	return st, nil
+}
+
+func (bc *backendConn) Close() error {
+	if bc.stmts != nil {
+		bc.stmts.closeAll()
+	}
+	return bc.Conn.Close()
+}
+
+func (bc *backendConn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
+	return prepare(ctx, bc.Conn, query)
+}
+
+func (bc *backendConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
+	return beginTx(ctx, bc.Conn, opts)
+}
+
+func (bc *backendConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
+	if q, ok := bc.Conn.(driver.QueryerContext); ok {
+		return q.QueryContext(ctx, query, args)
+	}
+	return nil, driver.ErrSkip
+}
+
+func (bc *backendConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
+	if e, ok := bc.Conn.(driver.ExecerContext); ok {
+		return e.ExecContext(ctx, query, args)
+	}
+	return nil, driver.ErrSkip
+}
+
+func (bc *backendConn) Ping(ctx context.Context) error {
+	if p, ok := bc.Conn.(driver.Pinger); ok {
+		return p.Ping(ctx)
+	}
+	return nil
+}
+
+func (bc *backendConn) ResetSession(ctx context.Context) error {
+	if r, ok := bc.Conn.(driver.SessionResetter); ok {
+		return r.ResetSession(ctx)
+	}
+	return nil
+}
+
+func (bc *backendConn) IsValid() bool {
+	if v, ok := bc.Conn.(driver.Validator); ok {
+		return v.IsValid()
+	}
+	return true
+}
+
+func (bc *backendConn) CheckNamedValue(nv *driver.NamedValue) error {
+	if c, ok := bc.Conn.(driver.NamedValueChecker); ok {
+		return c.CheckNamedValue(nv)
+	}
+	return driver.ErrSkip
+}
+
+// stmtCache is a bounded LRU of prepared statements keyed by SQL text.
+type stmtCache struct {
+	size int
+	m    map[string]*list.Element
+	lru  list.List // of *cachedStmt, most recent first
+}
+
+type cachedStmt struct {
+	query string
+	stmt  driver.Stmt
+}
+
+func newStmtCache(size int) *stmtCache {
+	return &stmtCache{size: size, m: make(map[string]*list.Element, size)}
+}
+
+func (c *stmtCache) get(query string) driver.Stmt {
+	if e, ok := c.m[query]; ok {
+		c.lru.MoveToFront(e)
+		return e.Value.(*cachedStmt).stmt
+	}
+	return nil
+}
+
+// put adds a statement, closing the least recently used one when full
+// (COM_STMT_CLOSE: no round trip).
+func (c *stmtCache) put(query string, st driver.Stmt) {
+	if c.lru.Len() >= c.size {
+		old := c.lru.Back()
+		cs := c.lru.Remove(old).(*cachedStmt)
+		delete(c.m, cs.query)
+		_ = cs.stmt.Close()
+	}
+	c.m[query] = c.lru.PushFront(&cachedStmt{query: query, stmt: st})
+}
+
+// drop removes and closes a statement that failed.
+func (c *stmtCache) drop(query string) {
+	if e, ok := c.m[query]; ok {
+		c.lru.Remove(e)
+		delete(c.m, query)
+		_ = e.Value.(*cachedStmt).stmt.Close()
+	}
+}
+
+func (c *stmtCache) len() int { return c.lru.Len() }
+
+func (c *stmtCache) closeAll() {
+	for e := c.lru.Front(); e != nil; e = e.Next() {
+		_ = e.Value.(*cachedStmt).stmt.Close()
+	}
+	c.lru.Init()
+	clear(c.m)
+}

@@ -1,0 +1,405 @@
+package rwshard
+
+import (
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/rwshard/rwshard/balance"
+	"github.com/rwshard/rwshard/health"
+)
+
+// Defaults applied by NewConfig.
+const (
+	DefaultBalance             = "round_robin"
+	DefaultConnectTimeout      = 3 * time.Second
+	DefaultConnMaxLifetime     = 3 * time.Minute
+	DefaultConnMaxIdleTime     = time.Minute
+	DefaultMaxIdleConns        = 16
+	DefaultStmtCacheSize       = 32
+	DefaultClassifierCacheSize = 4096
+	DefaultMaxReplicaLag       = 30 * time.Second
+	DefaultSessionWindow       = 2 * time.Second
+	DefaultCausalTimeout       = time.Second
+	DefaultWritePause          = 5 * time.Second
+	DefaultProbeInterval       = time.Second
+	DefaultProbeTimeout        = 500 * time.Millisecond
+	DefaultFailAfter           = 3
+	DefaultRetryBudget         = 0.1
+)
+
+// Consistency says which replicas may serve a read (see the README).
+type Consistency string
+
+const (
+	// Eventual: any healthy replica within the lag limit.
+	ConsistencyEventual Consistency = "eventual"
+	// Session (default): after a write in a session (WithSession), its reads
+	// use only replicas known to have the data as of that write; otherwise
+	// the primary.
+	ConsistencySession Consistency = "session"
+	// Causal: after a write in a session, its reads use replicas that have
+	// applied the write's GTID, or wait for it (MASTER_GTID_WAIT /
+	// WAIT_FOR_EXECUTED_GTID_SET) up to CausalTimeout, else the primary.
+	ConsistencyCausal Consistency = "causal"
+)
+
+// CausalWait says how a causal read finds a replica that has the GTID.
+type CausalWait string
+
+const (
+	// CausalWaitOnReplica picks a healthy replica and waits there for the
+	// GTID, up to CausalTimeout (default).
+	CausalWaitOnReplica CausalWait = "wait"
+	// CausalFast uses only replicas already known (from probes) to have
+	// the GTID, else the primary: no waiting, no extra round trip.
+	CausalFast CausalWait = "fast"
+)
+
+// Fallback says what a read does when no replica qualifies.
+type Fallback string
+
+const (
+	// FallbackPrimary reads from the primary (default), counted and
+	// reported as an event.
+	FallbackPrimary Fallback = "primary"
+	// FallbackError fails the read with ErrNoReplica.
+	FallbackError Fallback = "error"
+)
+
+// TxReadMode says where a read-only transaction (sql.TxOptions{ReadOnly:
+// true}) runs.
+type TxReadMode string
+
+const (
+	// TxReadPrimary runs read-only transactions on the primary (default):
+	// they see everything committed, as without rwshard.
+	TxReadPrimary TxReadMode = "primary"
+	// TxReadReplica runs them on a replica picked by the balancer, like
+	// ShardingSphere's transactional read query strategy "DYNAMIC" or
+	// "FIXED" to a replica. Reads may be as stale as the replica.
+	TxReadReplica TxReadMode = "replica"
+)
+
+// Node is one MySQL/MariaDB server: the primary (Config.Nodes[0]) or a
+// replica.
+type Node struct {
+	// Name identifies the node in hints, weights, errors, logs and stats.
+	// Defaults: "primary", "replica1", "replica2", …
+	Name string
+	// Net is "tcp" (default) or "unix"; Addr is host:port or a socket path.
+	Net  string
+	Addr string
+
+	// Per-node pool overrides; zero means the Config's value.
+	MaxOpenConns    int
+	MaxIdleConns    int
+	ConnMaxLifetime time.Duration
+}
+
+// Config is everything rwshard needs. Build one with NewConfig (defaults)
+// or ParseDSN; FormatDSN serializes it. A Config is not used after
+// NewConnector has taken its own copy.
+type Config struct {
+	// Backend holds the go-sql-driver/mysql settings shared by every node:
+	// user, password, database and every DSN parameter without the
+	// "rwshard." prefix. Its Net and Addr are ignored (each node has its
+	// own). RejectReadOnly is kept as given but turned off on the backend
+	// connections: rwshard must see a read-only rejection (error 1290 or
+	// 1836) itself rather than have it turned into a silent retry.
+	Backend *mysql.Config
+
+	// Nodes lists the servers; the first is the primary.
+	Nodes []Node
+
+	// Balance names the replica policy: round_robin, random, weighted,
+	// least_in_flight or latency; empty means weighted when Weights are
+	// given, else round_robin. Policy, when set, overrides it.
+	Balance string
+	Policy  balance.Policy
+	// Weights by node name, for the weighted policy. Every replica needs
+	// a weight (0 = never read from it); a primary weight above 0 makes the
+	// primary take that share of reads too.
+	Weights map[string]float64
+
+	// ReadOnlyTx: where sql.TxOptions{ReadOnly: true} transactions run.
+	ReadOnlyTx TxReadMode
+
+	// ConnectTimeout bounds dialing and the MySQL handshake of a backend
+	// connection. go-sql-driver's own "timeout" bounds only the dial: a
+	// host that accepts TCP and never answers would otherwise hang the
+	// caller for as long as its context allows.
+	ConnectTimeout time.Duration
+	// Pool settings of every node's backend pool (see database/sql).
+	// ConnMaxLifetime should stay below the servers' wait_timeout.
+	ConnMaxLifetime time.Duration
+	ConnMaxIdleTime time.Duration
+	MaxOpenConns    int // 0: unlimited
+	MaxIdleConns    int
+
+	// StmtCacheSize is the number of prepared statements kept per backend
+	// connection, so a parameterized query runs in one round trip after the
+	// first time; 0 disables the cache. Mind the server's
+	// max_prepared_stmt_count: connections × StmtCacheSize must stay below.
+	StmtCacheSize int
+	// ClassifierCacheSize bounds the cache of statement classifications.
+	ClassifierCacheSize int
+
+	// Consistency of reads after writes; see the constants.
+	Consistency Consistency
+	// SessionWindow: after a session's write, how long its reads stay on
+	// the primary when no replica's lag is known.
+	SessionWindow time.Duration
+	CausalWait    CausalWait
+	CausalTimeout time.Duration
+	// MaxReplicaLag fences replicas whose lag is above it; 0: no limit.
+	MaxReplicaLag time.Duration
+	// Fallback: what a read does when no replica qualifies.
+	Fallback Fallback
+	// WritePause: how long a write waits for a missing primary to come
+	// back or be rediscovered before it fails with ErrPrimaryUnavailable.
+	WritePause time.Duration
+
+	// Health turns on probing (role, read_only, replication threads, lag)
+	// of every node every ProbeInterval, each probe bounded by
+	// ProbeTimeout. On by default with a DSN or NewConfig; off with OpenDB
+	// unless WithHealth, so that go-sqlmock handles see only the
+	// statements under test.
+	Health        bool
+	ProbeInterval time.Duration
+	ProbeTimeout  time.Duration
+	// FailAfter connection failures in a row on real traffic take a node
+	// out of rotation until a probe succeeds.
+	FailAfter int
+	// HeartbeatTable, when set, is read by the probes as a pt-heartbeat
+	// table (ts in UTC: pt-heartbeat --utc) for a lag figure that
+	// Seconds_Behind_Master cannot give; HeartbeatWrite makes rwshard write
+	// it on the primary every ProbeInterval.
+	HeartbeatTable string
+	HeartbeatWrite bool
+	// RetryBudget: retries may be at most this share of requests (plus a
+	// small floor), so an outage cannot multiply the load.
+	RetryBudget float64
+	// Observer receives health and routing events, repeats folded.
+	Observer health.Observer
+
+	// dbs are existing handles given to OpenDB, in Nodes order. They are
+	// not closed by rwshard.
+	dbs []dbHandle
+}
+
+// NewConfig returns a Config with every default set and no nodes.
+func NewConfig() *Config {
+	return &Config{
+		Backend:             mysql.NewConfig(),
+		ReadOnlyTx:          TxReadPrimary,
+		ConnectTimeout:      DefaultConnectTimeout,
+		ConnMaxLifetime:     DefaultConnMaxLifetime,
+		ConnMaxIdleTime:     DefaultConnMaxIdleTime,
+		MaxIdleConns:        DefaultMaxIdleConns,
+		StmtCacheSize:       DefaultStmtCacheSize,
+		ClassifierCacheSize: DefaultClassifierCacheSize,
+		Consistency:         ConsistencySession,
+		SessionWindow:       DefaultSessionWindow,
+		CausalWait:          CausalWaitOnReplica,
+		CausalTimeout:       DefaultCausalTimeout,
+		MaxReplicaLag:       DefaultMaxReplicaLag,
+		Fallback:            FallbackPrimary,
+		WritePause:          DefaultWritePause,
+		Health:              true,
+		ProbeInterval:       DefaultProbeInterval,
+		ProbeTimeout:        DefaultProbeTimeout,
+		FailAfter:           DefaultFailAfter,
+		RetryBudget:         DefaultRetryBudget,
+	}
+}
+
+// Clone returns a deep copy of c. The Policy and the handles given to
+// OpenDB are shared, not copied.
+func (c *Config) Clone() *Config {
+	out := *c
+	if c.Backend != nil {
+		out.Backend = c.Backend.Clone()
+	}
+	out.Nodes = slices.Clone(c.Nodes)
+	out.Weights = maps.Clone(c.Weights)
+	out.dbs = slices.Clone(c.dbs)
+	return &out
+}
+
+// defaultName is the name of the node at position i.
+func defaultName(i int) string {
+	if i == 0 {
+		return "primary"
+	}
+	return "replica" + strconv.Itoa(i)
+}
+
+// normalize fills defaults and validates. ParseDSN and NewConnector both
+// call it, so a Config from either door obeys the same rules.
+func (c *Config) normalize() error {
+	if c.Backend == nil {
+		c.Backend = mysql.NewConfig()
+	}
+	if len(c.Nodes) == 0 && len(c.dbs) == 0 {
+		return configErr("hosts", "", "no host: give at least the primary")
+	}
+	seen := make(map[string]int, len(c.Nodes))
+	for i := range c.Nodes {
+		n := &c.Nodes[i]
+		if n.Name == "" {
+			n.Name = defaultName(i)
+		}
+		if j, dup := seen[n.Name]; dup {
+			return configErr("rwshard.names", n.Name, "name used by nodes %d and %d", j, i)
+		}
+		seen[n.Name] = i
+		if len(c.dbs) > 0 {
+			continue // existing handles: no address
+		}
+		if n.Net == "" {
+			n.Net = "tcp"
+		}
+		if n.Net != "tcp" && n.Net != "tcp6" && n.Net != "unix" {
+			return configErr("hosts", n.Net+"("+n.Addr+")", "network must be tcp or unix")
+		}
+		if n.Addr == "" {
+			return configErr("hosts", n.Name, "empty address")
+		}
+		if n.MaxOpenConns < 0 || n.MaxIdleConns < 0 || n.ConnMaxLifetime < 0 {
+			return configErr("nodes["+n.Name+"]", "", "pool settings must not be negative")
+		}
+	}
+	if c.Balance == "" {
+		c.Balance = DefaultBalance
+		if len(c.Weights) > 0 {
+			c.Balance = "weighted"
+		}
+	}
+	if c.Policy == nil {
+		if c.Balance == "weighted" {
+			if len(c.Weights) == 0 {
+				return configErr("rwshard.balance", c.Balance, "needs weights (rwshard.weights)")
+			}
+		} else if _, err := balance.ByName(c.Balance); err != nil {
+			return configErr("rwshard.balance", c.Balance, "%s", unprefixed(err))
+		}
+	}
+	if len(c.Weights) > 0 && c.Balance != "weighted" && c.Policy == nil {
+		return configErr("rwshard.weights", "", "weights need rwshard.balance=weighted, not %s", c.Balance)
+	}
+	for name, w := range c.Weights {
+		if _, ok := seen[name]; !ok {
+			return configErr("rwshard.weights", name, "weight for a node that does not exist; nodes: %s", nodeNames(c.Nodes))
+		}
+		if !(w >= 0) || w > 1e12 { // also rejects NaN
+			return configErr("rwshard.weights", name+"="+strconv.FormatFloat(w, 'g', -1, 64), "weights must be finite numbers >= 0")
+		}
+	}
+	if c.Policy == nil && len(c.Nodes) > 0 {
+		if _, err := c.policy(); err != nil { // weights that cannot work
+			return err
+		}
+	}
+	for i := range params {
+		p := &params[i]
+		if f, ok := p.field(c).(*string); ok && p.one != nil && !slices.Contains(p.one, *f) {
+			if *f == "" { // zero value in a hand-built Config: the default
+				*f = *p.field(NewConfig()).(*string)
+				continue
+			}
+			return configErr(paramPrefix+p.name, *f, "must be one of %s", strings.Join(p.one, ", "))
+		}
+	}
+	for i := range params {
+		p := &params[i]
+		switch f := p.field(c).(type) {
+		case *time.Duration:
+			if *f < 0 {
+				return configErr(paramPrefix+p.name, f.String(), "must not be negative")
+			}
+		case *int:
+			if *f < 0 {
+				return configErr(paramPrefix+p.name, strconv.Itoa(*f), "must not be negative")
+			}
+		case *float64:
+			if !(*f >= 0) || math.IsInf(*f, 0) {
+				return configErr(paramPrefix+p.name, strconv.FormatFloat(*f, 'g', -1, 64), "must be a number >= 0")
+			}
+		}
+	}
+	// Zero means the default for settings where zero cannot work.
+	c.ProbeInterval = pick(c.ProbeInterval, DefaultProbeInterval)
+	c.ProbeTimeout = pick(c.ProbeTimeout, DefaultProbeTimeout)
+	c.FailAfter = pick(c.FailAfter, DefaultFailAfter)
+	if c.HeartbeatWrite && c.HeartbeatTable == "" {
+		return configErr("rwshard.heartbeatWrite", "true", "needs rwshard.heartbeatTable")
+	}
+	return nil
+}
+
+// nodeNames lists node names for error messages.
+func nodeNames(nodes []Node) string {
+	s := ""
+	for i, n := range nodes {
+		if i > 0 {
+			s += ", "
+		}
+		s += n.Name
+	}
+	return s
+}
+
+// unprefixed strips "rwshard: " from a sub-package error for nesting.
+func unprefixed(err error) string {
+	s := err.Error()
+	const p = "rwshard: "
+	if len(s) > len(p) && s[:len(p)] == p {
+		return s[len(p):]
+	}
+	return s
+}
+
+// readCandidates returns the names the balancing policy is bound to: every
+// node, in order. The node that is primary at the time of a pick is not
+// usable for reads unless its weight is positive; roles can change at run
+// time, the candidate list does not.
+func (c *Config) readCandidates() []string {
+	out := make([]string, len(c.Nodes))
+	for i, n := range c.Nodes {
+		out[i] = n.Name
+	}
+	return out
+}
+
+// policy builds the balancing policy and binds it to the read candidates.
+func (c *Config) policy() (balance.Policy, error) {
+	p := c.Policy
+	if p == nil {
+		var err error
+		if c.Balance == "weighted" {
+			w := maps.Clone(c.Weights)
+			if _, ok := w[c.Nodes[0].Name]; !ok {
+				w[c.Nodes[0].Name] = 0 // the first host need not be given a weight
+			}
+			p, err = balance.NewWeighted(w)
+			if err != nil {
+				return nil, &ConfigError{Key: "rwshard.weights", Err: fmt.Errorf("%s", unprefixed(err))}
+			}
+		} else if p, err = balance.ByName(c.Balance); err != nil {
+			return nil, configErr("rwshard.balance", c.Balance, "%s", unprefixed(err))
+		}
+	}
+	if b, ok := p.(balance.Binder); ok {
+		if err := b.Bind(c.readCandidates()); err != nil {
+			return nil, &ConfigError{Key: "rwshard.weights", Err: fmt.Errorf("%s", unprefixed(err))}
+		}
+	}
+	return p, nil
+}

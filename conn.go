@@ -1,0 +1,521 @@
+package rwshard
+
+import (
+	"context"
+	"database/sql/driver"
+	"errors"
+	"time"
+
+	"github.com/rwshard/rwshard/health"
+	"github.com/rwshard/rwshard/hint"
+	"github.com/rwshard/rwshard/router"
+)
+
+var (
+	_ driver.Conn               = (*conn)(nil)
+	_ driver.ConnPrepareContext = (*conn)(nil)
+	_ driver.ConnBeginTx        = (*conn)(nil)
+	_ driver.QueryerContext     = (*conn)(nil)
+	_ driver.ExecerContext      = (*conn)(nil)
+	_ driver.Pinger             = (*conn)(nil)
+	_ driver.SessionResetter    = (*conn)(nil)
+	_ driver.Validator          = (*conn)(nil)
+	_ driver.NamedValueChecker  = (*conn)(nil)
+)
+
+// maxBadConnRetries bounds the retries on fresh backend connections after
+// the driver proved a statement was not sent (driver.ErrBadConn), as
+// database/sql does.
+const maxBadConnRetries = 2
+
+// conn is a logical connection: what database/sql pools on the caller's
+// side. While idle in that pool it holds no backend connection.
+//
+// While a caller holds it (a *sql.Conn, a *sql.Tx, or one db.Query), it
+// keeps the primary connection it last used (sess), so that connection-bound
+// reads such as LAST_INSERT_ID() see the caller's own writes, exactly as on
+// one go-sql-driver connection; plain reads still go to replicas. A
+// statement that changes session state, or a transaction, pins the logical
+// connection to sess: every statement runs there. database/sql calls
+// IsValid when the caller is done, and that ends the session (release).
+type conn struct {
+	cl    *cluster
+	owner *Connector // set by Driver.Open: closed with the connection
+
+	sess          *backend  // backend connection held for the caller, or nil
+	tx            driver.Tx // open BeginTx transaction on sess
+	textTx        bool      // BEGIN / START TRANSACTION seen, not yet ended
+	autocommitOff bool      // SET autocommit=0 in force
+	dirty         bool      // session state changed: sess is discarded at the end
+	openRows      int       // result sets still open on sess
+	broken        bool      // sess broke: database/sql must discard this conn
+
+	// A write inside a transaction is recorded for read-your-writes when
+	// the transaction commits, in the session it ran in.
+	pendingWrite bool
+	pendingSess  *Session
+}
+
+// inTx reports an open transaction of any kind.
+func (c *conn) inTx() bool { return c.tx != nil || c.textTx || c.autocommitOff }
+
+// pinned reports that every statement must run on sess.
+func (c *conn) pinned() bool { return c.inTx() || c.dirty }
+
+// onSession reports whether a decision runs on the held connection: a
+// pinned session or transaction, a statement that pins, or a statement for
+// the primary while the caller holds a connection to it.
+func (c *conn) onSession(d router.Decision) bool {
+	if d.Target == router.ToSession || d.Pin {
+		return true
+	}
+	if d.Target != router.ToPrimary || c.sess == nil {
+		return false
+	}
+	if c.sess.node == c.cl.primary() {
+		return true
+	}
+	// Held for a node that is no longer the primary: let go of it.
+	if !c.pinned() && c.openRows == 0 {
+		c.sess.release(false)
+		c.sess = nil
+	}
+	return false
+}
+
+// dropSoft lets go of a held primary connection that broke while it held
+// no session state: nothing is lost, the statement can run on a fresh one.
+func (c *conn) dropSoft(err error) bool {
+	if !isBadConn(err) || c.pinned() || c.openRows > 0 {
+		return false
+	}
+	c.sess.release(true)
+	c.sess = nil
+	return true
+}
+
+// route classifies a statement and decides where it goes.
+func (c *conn) route(ctx context.Context, q string) (router.Class, router.Decision, hint.Hint, error) {
+	if c.broken {
+		return router.Class{}, router.Decision{}, hint.Hint{}, c.lost(q)
+	}
+	cls, err := c.cl.classifier.Classify(q)
+	if err != nil {
+		return cls, router.Decision{}, hint.Hint{}, err // a *hint.Error naming the comment
+	}
+	h := cls.Hint
+	if ch, ok := hint.FromContext(ctx); ok {
+		h = hint.Merge(ch, cls.Hint)
+	}
+	d := router.Decide(cls, h, router.State{InTx: c.inTx(), Pinned: c.dirty})
+	return cls, d, h, nil
+}
+
+// session returns the held backend connection, taking one of the primary
+// (waiting for it as a write does) when there is none.
+func (c *conn) session(ctx context.Context, cls router.Class, d router.Decision, q string) (*backend, error) {
+	if c.sess != nil {
+		return c.sess, nil
+	}
+	_, b, err := c.dispatchPrimary(ctx, cls, d, q, func(driver.Conn) (outcome, error) { return outcome{}, nil })
+	if err != nil {
+		return nil, err
+	}
+	c.sess = b
+	return b, nil
+}
+
+// sessionErr handles an error on the pinned connection. If the driver says
+// the connection broke, the session is gone: the logical connection is
+// marked broken and the caller learns why; its state cannot be rebuilt
+// elsewhere, so this is never retried.
+func (c *conn) sessionErr(err error, d router.Decision, q string) error {
+	if readOnlyRejection(err) {
+		c.cl.mon.ReadOnly(c.sess.node.index) // rediscover; this session stays where it is
+	}
+	if !isBadConn(err) {
+		return err
+	}
+	name := c.sess.node.name
+	c.broken = true
+	c.tx = nil
+	c.sess.release(true)
+	c.sess = nil
+	return &RouteError{Node: name, Reason: d.Reason.String(), Statement: quote(q), Err: ErrSessionLost}
+}
+
+// lost refuses a statement on a logical connection whose session was lost
+// (see sessionErr): on a fresh connection it would run without the
+// session's transaction or state; an INSERT of a broken text transaction
+// would be committed on its own.
+func (c *conn) lost(q string) error {
+	return &RouteError{Reason: router.ReasonSessionPinned.String(), Statement: quote(q), Err: ErrSessionLost}
+}
+
+// applyEffects updates the session state after a statement succeeded on
+// the pinned connection.
+func (c *conn) applyEffects(e router.Effect) {
+	if e.Has(router.Pin) {
+		c.dirty = true
+	}
+	switch {
+	case e.Has(router.TxBegin):
+		c.textTx = true // BEGIN …; COMMIT in one string stays pinned: safe side
+	case e.Has(router.TxEnd):
+		c.textTx = false
+	}
+	switch {
+	case e.Has(router.AutocommitOff):
+		c.autocommitOff = true
+	case e.Has(router.AutocommitOn):
+		c.autocommitOff = false
+		c.textTx = false // SET autocommit=1 commits an open transaction
+	}
+}
+
+// unpin returns a replica connection held for a read-only transaction once
+// the transaction is over and its rows are closed. A primary connection
+// stays held until release.
+func (c *conn) unpin() {
+	if c.sess == nil || c.cl.isPrimary(c.sess.node) || c.pinned() || c.openRows > 0 {
+		return
+	}
+	c.sess.release(false)
+	c.sess = nil
+}
+
+// wrote notes a successful write on b for read-your-writes: at once in
+// autocommit, at commit inside a transaction.
+func (c *conn) wrote(ctx context.Context, b *backend, write bool) {
+	if c.cl.cfg.Consistency == ConsistencyEventual {
+		return
+	}
+	if write {
+		c.pendingWrite = true
+		if s := SessionFrom(ctx); s != nil {
+			c.pendingSess = s
+		}
+	}
+	if c.pendingWrite && !c.inTx() {
+		c.commitWrite(ctx, b)
+	}
+}
+
+// commitWrite records the pending write in its session, with its GTID in
+// causal mode (one extra statement on the same connection).
+func (c *conn) commitWrite(ctx context.Context, b *backend) {
+	s := c.pendingSess
+	c.pendingWrite, c.pendingSess = false, nil
+	if s == nil {
+		return
+	}
+	var gtid health.GTIDSet
+	if c.cl.cfg.Consistency == ConsistencyCausal && b != nil {
+		gtid = lastGTID(ctx, b)
+	}
+	s.wrote(time.Now(), gtid)
+}
+
+// lastGTID reads the GTID of the session's last commit on b's connection.
+func lastGTID(ctx context.Context, b *backend) health.GTIDSet {
+	q := "SELECT @@last_gtid"
+	if b.node.flavor.Load() == flavorMySQL {
+		q = "SELECT @@global.gtid_executed"
+	}
+	rows, st, err := query(ctx, b.dc, q, nil, false)
+	if err != nil {
+		return health.GTIDSet{}
+	}
+	defer func() {
+		rows.Close()
+		if st != nil {
+			st.Close()
+		}
+	}()
+	v := make([]driver.Value, 1)
+	if rows.Next(v) != nil {
+		return health.GTIDSet{}
+	}
+	var text string
+	switch x := v[0].(type) {
+	case []byte:
+		text = string(x)
+	case string:
+		text = x
+	}
+	g, _ := health.ParseGTID(text)
+	return g
+}
+
+// QueryContext routes and runs a statement that returns rows.
+func (c *conn) QueryContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Rows, error) {
+	return c.query(ctx, q, args, false)
+}
+
+func (c *conn) query(ctx context.Context, q string, args []driver.NamedValue, prepared bool) (driver.Rows, error) {
+	cls, d, h, err := c.route(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	run := func(dc driver.Conn) (outcome, error) {
+		r, st, err := query(ctx, dc, q, args, prepared)
+		return outcome{rows: r, st: st}, err
+	}
+	if c.onSession(d) {
+		b, err := c.session(ctx, cls, d, q)
+		if err != nil {
+			return nil, err
+		}
+		if err := c.checkSessionTarget(b, cls, d, q); err != nil {
+			return nil, err
+		}
+		out, err := run(b.dc)
+		if err == nil {
+			c.applyEffects(cls.Effect)
+			c.openRows++
+			return &rows{Rows: out.rows, st: out.st, c: c, write: isWrite(cls.Kind), ctx: ctx}, nil
+		}
+		if !c.dropSoft(err) {
+			err = c.sessionErr(err, d, q)
+			c.unpin()
+			return nil, err
+		}
+	}
+	out, b, err := c.dispatch(ctx, cls, d, h, q, run)
+	if err != nil {
+		return nil, err
+	}
+	if c.cl.isPrimary(b.node) && c.sess == nil {
+		c.sess = b // held for the caller (see conn)
+		c.openRows++
+		return &rows{Rows: out.rows, st: out.st, c: c, write: isWrite(cls.Kind), ctx: ctx}, nil
+	}
+	return &rows{Rows: out.rows, st: out.st, b: b}, nil
+}
+
+// ExecContext routes and runs a statement without rows.
+func (c *conn) ExecContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Result, error) {
+	return c.exec(ctx, q, args, false)
+}
+
+func (c *conn) exec(ctx context.Context, q string, args []driver.NamedValue, prepared bool) (driver.Result, error) {
+	cls, d, h, err := c.route(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	run := func(dc driver.Conn) (outcome, error) {
+		res, err := exec(ctx, dc, q, args, prepared)
+		return outcome{res: res}, err
+	}
+	if c.onSession(d) {
+		b, err := c.session(ctx, cls, d, q)
+		if err != nil {
+			return nil, err
+		}
+		if err := c.checkSessionTarget(b, cls, d, q); err != nil {
+			return nil, err
+		}
+		out, err := run(b.dc)
+		if err == nil {
+			c.applyEffects(cls.Effect)
+			c.wrote(ctx, b, isWrite(cls.Kind))
+			c.unpin()
+			return out.res, nil
+		}
+		if !c.dropSoft(err) {
+			err = c.sessionErr(err, d, q)
+			c.unpin()
+			return nil, err
+		}
+	}
+	out, b, err := c.dispatch(ctx, cls, d, h, q, run)
+	if err != nil {
+		return nil, err
+	}
+	if c.cl.isPrimary(b.node) && c.sess == nil {
+		c.sess = b // held for the caller (see conn)
+		c.wrote(ctx, b, isWrite(cls.Kind))
+	} else {
+		c.wrote(ctx, b, isWrite(cls.Kind))
+		b.release(false)
+	}
+	return out.res, nil
+}
+
+// checkSessionTarget refuses to send anything but a plain read into a
+// session on a replica (a read-only transaction there): the replica would
+// reject it anyway, but rwshard never sends a write to a replica.
+func (c *conn) checkSessionTarget(b *backend, cls router.Class, d router.Decision, q string) error {
+	if c.cl.isPrimary(b.node) || cls.Kind == router.Read {
+		return nil
+	}
+	return &RouteError{Node: b.node.name, Reason: d.Reason.String(), Statement: quote(q), Err: ErrWriteToReplica}
+}
+
+// PrepareContext returns a statement that is routed on every execution.
+// It checks the statement's hints now; the server sees the statement on
+// first execution, then once per backend connection (see StmtCacheSize).
+func (c *conn) PrepareContext(ctx context.Context, q string) (driver.Stmt, error) {
+	if _, err := c.cl.classifier.Classify(q); err != nil {
+		return nil, err
+	}
+	return &stmt{c: c, q: q}, nil
+}
+
+// Prepare is PrepareContext with a background context.
+func (c *conn) Prepare(q string) (driver.Stmt, error) {
+	return c.PrepareContext(context.Background(), q)
+}
+
+// BeginTx opens a transaction on the primary, or on a replica for a
+// read-only transaction when Config.ReadOnlyTx is "replica". Every
+// statement of the transaction runs on its connection. Isolation levels go
+// to the server unchanged.
+func (c *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
+	if c.broken {
+		return nil, c.lost("BEGIN")
+	}
+	if c.inTx() {
+		return nil, &RouteError{Reason: router.ReasonInTransaction.String(),
+			Err: errors.New("a transaction is already open on this connection (text BEGIN or autocommit=0)")}
+	}
+	d := router.Decision{Target: router.ToPrimary, Reason: router.ReasonInTransaction}
+	begin := func(dc driver.Conn) (outcome, error) {
+		tx, err := beginTx(ctx, dc, opts)
+		return outcome{tx: tx}, err
+	}
+	if c.sess != nil && !c.dirty && c.openRows == 0 {
+		c.sess.release(false) // a fresh connection, chosen for this transaction
+		c.sess = nil
+	}
+	var out outcome
+	if c.sess != nil {
+		var err error
+		if out, err = begin(c.sess.dc); err != nil {
+			return nil, c.sessionErr(err, d, "BEGIN")
+		}
+	} else {
+		var b *backend
+		var err error
+		if opts.ReadOnly && c.cl.cfg.ReadOnlyTx == TxReadReplica {
+			d.Target = router.ToReplica
+			out, b, err = c.dispatchRead(ctx, d, hint.Hint{}, "BEGIN", begin)
+		} else {
+			out, b, err = c.dispatchPrimary(ctx, router.Class{Kind: router.Write}, d, "BEGIN", begin)
+		}
+		if err != nil {
+			return nil, err
+		}
+		c.sess = b
+	}
+	c.tx = out.tx
+	c.pendingWrite, c.pendingSess = false, SessionFrom(ctx)
+	return (*txn)(c), nil
+}
+
+// Begin starts a default transaction.
+func (c *conn) Begin() (driver.Tx, error) { return c.BeginTx(context.Background(), driver.TxOptions{}) }
+
+// endTx commits or rolls back the BeginTx transaction.
+func (c *conn) endTx(commit bool) error {
+	if c.tx == nil {
+		return &RouteError{Err: errors.New("no transaction is open")}
+	}
+	var err error
+	if commit {
+		err = c.tx.Commit()
+	} else {
+		err = c.tx.Rollback()
+	}
+	c.tx = nil
+	switch {
+	case err != nil:
+		op := "COMMIT"
+		if !commit {
+			op = "ROLLBACK"
+		}
+		c.pendingWrite, c.pendingSess = false, nil
+		err = c.sessionErr(err, router.Decision{Reason: router.ReasonInTransaction}, op)
+	case commit && c.pendingWrite:
+		ctx, cancel := context.WithTimeout(context.Background(), c.cl.cfg.ProbeTimeout)
+		c.commitWrite(ctx, c.sess)
+		cancel()
+	default:
+		c.pendingWrite, c.pendingSess = false, nil
+	}
+	c.unpin()
+	return err
+}
+
+// Ping checks the primary, or the pinned connection.
+func (c *conn) Ping(ctx context.Context) error {
+	if c.sess != nil {
+		if p, ok := c.sess.dc.(driver.Pinger); ok {
+			return c.sessionErr(p.Ping(ctx), router.Decision{Reason: router.ReasonSessionPinned}, "PING")
+		}
+		return nil
+	}
+	_, b, err := onNode(ctx, c.cl.primary(), router.Decision{}, "PING", func(dc driver.Conn) (outcome, error) {
+		if p, ok := dc.(driver.Pinger); ok {
+			return outcome{}, p.Ping(ctx)
+		}
+		return outcome{}, nil
+	})
+	if err != nil {
+		return err
+	}
+	b.release(false)
+	return nil
+}
+
+// CheckNamedValue accepts every argument unchanged: the backend driver
+// converts it when the statement is sent (see convertArgs).
+func (c *conn) CheckNamedValue(*driver.NamedValue) error { return nil }
+
+// release ends the pinned session: rolls back an open BeginTx transaction
+// and returns the backend connection to its pool, or discards it when it
+// carries session state (SET variables, temporary tables, locks, an open
+// text transaction) that the next user must not inherit.
+func (c *conn) release() {
+	if c.sess == nil {
+		return
+	}
+	discard := c.dirty || c.textTx || c.autocommitOff || c.openRows > 0
+	if c.tx != nil {
+		if err := c.tx.Rollback(); err != nil {
+			discard = true
+		}
+		c.tx = nil
+	}
+	c.sess.release(discard)
+	c.sess = nil
+	c.dirty, c.textTx, c.autocommitOff, c.openRows = false, false, false, 0
+}
+
+// ResetSession is called by database/sql before reusing the connection.
+// The previous caller's session already ended in IsValid.
+func (c *conn) ResetSession(context.Context) error {
+	if c.broken {
+		return driver.ErrBadConn // our own conn: database/sql discards it
+	}
+	c.release()
+	return nil
+}
+
+// IsValid is called by database/sql when the caller is done with the
+// connection, before it goes back to the pool: the session ends here, so an
+// idle logical connection holds no backend connection. It reports whether
+// the connection may be pooled again.
+func (c *conn) IsValid() bool {
+	c.release()
+	return !c.broken
+}
+
+// Close ends the session and, for Driver.Open, the connector.
+func (c *conn) Close() error {
+	c.release()
+	if c.owner != nil {
+		return c.owner.Close()
+	}
+	return nil
+}

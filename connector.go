@@ -1,0 +1,282 @@
+package rwshard
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/rwshard/rwshard/balance"
+	"github.com/rwshard/rwshard/health"
+	"github.com/rwshard/rwshard/router"
+)
+
+var (
+	_ driver.Driver        = (*Driver)(nil)
+	_ driver.DriverContext = (*Driver)(nil)
+	_ driver.Connector     = (*Connector)(nil)
+	_ io.Closer            = (*Connector)(nil)
+)
+
+// DriverName is the name rwshard registers with database/sql.
+const DriverName = "rwshard"
+
+func init() {
+	sql.Register(DriverName, &Driver{})
+}
+
+// Driver is rwshard's database/sql driver. sql.Open("rwshard", dsn) uses
+// OpenConnector: one Connector, and one set of backend pools, per *sql.DB.
+type Driver struct{}
+
+// OpenConnector parses dsn (see ParseDSN) and returns a Connector.
+func (d *Driver) OpenConnector(dsn string) (driver.Connector, error) {
+	cfg, err := ParseDSN(dsn)
+	if err != nil {
+		return nil, err
+	}
+	return NewConnector(cfg)
+}
+
+// Open is OpenConnector then Connect. database/sql never calls it (it uses
+// OpenConnector); a direct caller gets a connection that owns its own
+// Connector and closes it with the connection.
+func (d *Driver) Open(dsn string) (driver.Conn, error) {
+	c, err := d.OpenConnector(dsn)
+	if err != nil {
+		return nil, err
+	}
+	dc, err := c.Connect(context.Background())
+	if err != nil {
+		c.(*Connector).Close()
+		return nil, err
+	}
+	dc.(*conn).owner = c.(*Connector)
+	return dc, nil
+}
+
+// Connector opens logical connections over one cluster. It owns an
+// immutable copy of its Config. Close stops it and closes the backend pools
+// it opened (not handles given to OpenDB); database/sql calls Close from
+// DB.Close.
+type Connector struct {
+	cl     *cluster
+	closed atomic.Bool
+	once   sync.Once
+}
+
+// NewConnector validates cfg, takes a private copy and opens one backend
+// pool per node. It does not connect: the first statement does.
+func NewConnector(cfg *Config) (*Connector, error) {
+	if cfg == nil {
+		return nil, configErr("config", "", "nil Config")
+	}
+	cfg = cfg.Clone()
+	if err := cfg.normalize(); err != nil {
+		return nil, err
+	}
+	policy, err := cfg.policy()
+	if err != nil {
+		return nil, err
+	}
+	cl := &cluster{
+		cfg:        cfg,
+		byName:     make(map[string]*node, len(cfg.Nodes)),
+		policy:     policy,
+		classifier: router.NewClassifier(cfg.ClassifierCacheSize),
+		budget:     health.NewBudget(cfg.RetryBudget, 1),
+		weighted:   cfg.Policy == nil && cfg.Balance == "weighted",
+	}
+	names := cfg.readCandidates()
+	for i, nc := range cfg.Nodes {
+		n := &node{name: nc.Name, index: i}
+		if len(cfg.dbs) > 0 {
+			n.db = cfg.dbs[i]
+		} else if n.db, err = openNode(cfg, nc); err != nil {
+			closeNodes(cl.nodes)
+			return nil, err
+		} else {
+			n.owned = true
+		}
+		cl.nodes = append(cl.nodes, n)
+		cl.byName[n.name] = n
+	}
+	opts := health.Options{
+		Interval:  cfg.ProbeInterval,
+		Timeout:   cfg.ProbeTimeout,
+		FailAfter: cfg.FailAfter,
+		MaxLag:    cfg.MaxReplicaLag,
+		Observer:  cfg.Observer,
+	}
+	if cfg.HeartbeatWrite {
+		opts.Beat = cl.beat
+	}
+	cl.mon = health.New(names, 0, cl.probe, opts)
+	for i, n := range cl.nodes {
+		n.h = cl.mon.Node(i)
+	}
+	size := len(cl.nodes)
+	cl.cands.New = func() any {
+		s := make([]balance.Candidate, 0, size)
+		return &s
+	}
+	if cfg.Health {
+		cl.mon.Start()
+	}
+	return &Connector{cl: cl}, nil
+}
+
+// openNode opens the backend pool of one node.
+func openNode(cfg *Config, nc Node) (*sql.DB, error) {
+	mc := cfg.Backend.Clone()
+	mc.Net, mc.Addr = nc.Net, nc.Addr
+	// rwshard handles read-only rejections itself (see Config.Backend).
+	mc.RejectReadOnly = false
+	inner, err := mysql.NewConnector(mc)
+	if err != nil {
+		return nil, &ConfigError{Key: "dsn", Value: nc.Name, Err: err}
+	}
+	db := sql.OpenDB(&nodeConnector{inner: inner, timeout: cfg.ConnectTimeout, cacheSize: cfg.StmtCacheSize})
+	db.SetMaxOpenConns(pick(nc.MaxOpenConns, cfg.MaxOpenConns))
+	db.SetMaxIdleConns(pick(nc.MaxIdleConns, cfg.MaxIdleConns))
+	db.SetConnMaxLifetime(pick(nc.ConnMaxLifetime, cfg.ConnMaxLifetime))
+	db.SetConnMaxIdleTime(cfg.ConnMaxIdleTime)
+	return db, nil
+}
+
+// pick returns the override if set, else the default.
+func pick[T comparable](override, def T) T {
+	var zero T
+	if override != zero {
+		return override
+	}
+	return def
+}
+
+func closeNodes(nodes []*node) error {
+	var errs []error
+	for _, n := range nodes {
+		if n.owned {
+			errs = append(errs, n.db.Close())
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Connect returns a logical connection. It does no I/O and holds no
+// backend connection until a statement needs one.
+func (c *Connector) Connect(context.Context) (driver.Conn, error) {
+	if c.closed.Load() {
+		return nil, &RouteError{Err: ErrClosed}
+	}
+	return &conn{cl: c.cl}, nil
+}
+
+// Driver returns rwshard's Driver.
+func (c *Connector) Driver() driver.Driver { return &Driver{} }
+
+// Close closes the backend pools rwshard opened. Handles given to OpenDB
+// stay open: their owner closes them.
+func (c *Connector) Close() error {
+	var err error
+	c.once.Do(func() {
+		c.closed.Store(true)
+		c.cl.mon.Close()
+		err = closeNodes(c.cl.nodes)
+	})
+	return err
+}
+
+// Option adjusts a Config, for what a DSN cannot say or for OpenDB.
+type Option func(*Config) error
+
+// WithPolicy sets a balancing policy (a custom one, or a configured
+// built-in such as balance.NewWeighted).
+func WithPolicy(p balance.Policy) Option {
+	return func(c *Config) error {
+		if p == nil {
+			return configErr("policy", "", "nil policy")
+		}
+		c.Policy = p
+		return nil
+	}
+}
+
+// WithBalance selects a built-in policy by name (see Config.Balance).
+func WithBalance(name string) Option {
+	return func(c *Config) error { c.Balance = name; return nil }
+}
+
+// WithWeights selects the weighted policy with weights by node name.
+func WithWeights(w map[string]float64) Option {
+	return func(c *Config) error { c.Balance, c.Weights = "weighted", w; return nil }
+}
+
+// WithNames names the nodes, primary first (default primary, replica1, …).
+func WithNames(names ...string) Option {
+	return func(c *Config) error {
+		if len(names) != len(c.Nodes) {
+			return configErr("names", fmt.Sprint(names), "%d names for %d nodes", len(names), len(c.Nodes))
+		}
+		for i := range names {
+			c.Nodes[i].Name = names[i]
+		}
+		return nil
+	}
+}
+
+// WithReadOnlyTx sets where read-only transactions run.
+func WithReadOnlyTx(m TxReadMode) Option {
+	return func(c *Config) error { c.ReadOnlyTx = m; return nil }
+}
+
+// WithHealth turns probing on or off (see Config.Health).
+func WithHealth(on bool) Option {
+	return func(c *Config) error { c.Health = on; return nil }
+}
+
+// WithObserver sets the receiver of health and routing events.
+func WithObserver(o health.Observer) Option {
+	return func(c *Config) error { c.Observer = o; return nil }
+}
+
+// WithConfig lets code adjust any other Config field, e.g. Consistency or
+// MaxReplicaLag, for OpenDB.
+func WithConfig(f func(*Config)) Option {
+	return func(c *Config) error { f(c); return nil }
+}
+
+// OpenDB returns a *sql.DB that routes over existing pools: primary and
+// replicas, named primary, replica1, … unless WithNames says otherwise.
+// rwshard never closes them. This is the door for unit tests with
+// go-sqlmock and for services that build their own pools.
+func OpenDB(primary *sql.DB, replicas []*sql.DB, opts ...Option) (*sql.DB, error) {
+	if primary == nil {
+		return nil, configErr("primary", "", "nil *sql.DB")
+	}
+	cfg := NewConfig()
+	cfg.Health = false // see Config.Health; WithHealth turns it on
+	cfg.dbs = append([]*sql.DB{primary}, replicas...)
+	for i, db := range cfg.dbs {
+		if db == nil {
+			return nil, configErr("replicas", defaultName(i), "nil *sql.DB")
+		}
+		cfg.Nodes = append(cfg.Nodes, Node{Name: defaultName(i)})
+	}
+	for _, o := range opts {
+		if err := o(cfg); err != nil {
+			return nil, err
+		}
+	}
+	c, err := NewConnector(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return sql.OpenDB(c), nil
+}

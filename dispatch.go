@@ -1,0 +1,313 @@
+package rwshard
+
+import (
+	"context"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/rwshard/rwshard/health"
+	"github.com/rwshard/rwshard/hint"
+	"github.com/rwshard/rwshard/router"
+)
+
+// Dispatch of statements that do not run on the logical connection's own
+// session: reads to replicas (health, lag and consistency rules, one retry
+// elsewhere), writes to the primary (paused while it is away, followed
+// through a switchover).
+
+// outcome is what running a statement on a backend connection produced.
+type outcome struct {
+	rows driver.Rows
+	st   driver.Stmt // one-off statement to close after rows
+	res  driver.Result
+	tx   driver.Tx
+}
+
+// work runs a statement on a backend connection.
+type work func(driver.Conn) (outcome, error)
+
+// onNode runs do on a backend connection of n, retrying on fresh
+// connections while the driver proves the statement was not sent. On
+// success the connection stays checked out and is returned. A failure to
+// connect wraps errConnect: nothing was sent.
+func onNode(ctx context.Context, n *node, d router.Decision, q string, do work) (outcome, *backend, error) {
+	for attempt := 0; ; attempt++ {
+		b, err := n.acquire(ctx)
+		if err != nil {
+			return outcome{}, nil, &RouteError{Node: n.name, Reason: d.Reason.String(), Statement: quote(q),
+				Err: fmt.Errorf("%w: %w", errConnect, err)}
+		}
+		start := time.Now()
+		out, err := do(b.dc)
+		if err == nil {
+			n.observe(start)
+			n.h.Success()
+			return out, b, nil
+		}
+		bad := isBadConn(err)
+		b.release(bad)
+		if !bad {
+			return outcome{}, nil, err // the server's own error, unwrapped
+		}
+		if attempt == maxBadConnRetries {
+			return outcome{}, nil, &RouteError{Node: n.name, Reason: d.Reason.String(), Statement: quote(q), Err: ErrBrokenConnection}
+		}
+	}
+}
+
+// notSent reports an error that proves the statement never reached the
+// server: no connection could be made.
+func notSent(err error) bool { return errors.Is(err, errConnect) }
+
+// connectionClass reports an error that says the node or the network
+// failed, rather than the statement; false when the caller's context ended.
+func connectionClass(ctx context.Context, err error) bool {
+	if err == nil || ctx.Err() != nil {
+		return false
+	}
+	var ne net.Error
+	return notSent(err) || errors.Is(err, ErrBrokenConnection) || errors.Is(err, driver.ErrBadConn) ||
+		errors.Is(err, mysql.ErrInvalidConn) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.As(err, &ne)
+}
+
+// readOnlyRejection reports a write the server refused because it is
+// read-only (1290 ER_OPTION_PREVENTS_STATEMENT, 1836 ER_READ_ONLY_MODE):
+// it did not run.
+func readOnlyRejection(err error) bool {
+	var me *mysql.MySQLError
+	return errors.As(err, &me) && (me.Number == 1290 || me.Number == 1836)
+}
+
+// isWrite: statements that may change data. Unknown counts as a write.
+func isWrite(k router.Kind) bool { return k == router.Write || k == router.Unknown }
+
+// filter builds the read rules for one statement.
+func (c *conn) filter(ctx context.Context, h hint.Hint) readFilter {
+	cfg := c.cl.cfg
+	f := readFilter{maxLag: h.MaxLag, window: cfg.SessionWindow}
+	if h.Route == hint.ReplicaOK || cfg.Consistency == ConsistencyEventual {
+		return f
+	}
+	if s := SessionFrom(ctx); s != nil {
+		f.since, f.gtid = s.last()
+		if cfg.Consistency != ConsistencyCausal {
+			f.gtid = health.GTIDSet{}
+		}
+		if !f.since.IsZero() {
+			f.now = time.Now()
+		}
+	}
+	return f
+}
+
+// dispatch runs a statement that is not bound to the session: on a
+// replica for a read, on the primary otherwise. It returns the checked-out
+// backend; the caller releases or keeps it.
+func (c *conn) dispatch(ctx context.Context, cls router.Class, d router.Decision, h hint.Hint, q string, do work) (outcome, *backend, error) {
+	c.cl.budget.Request()
+	switch d.Target {
+	case router.ToNode:
+		n := c.cl.byName[d.Node]
+		if n == nil {
+			return outcome{}, nil, &RouteError{Node: d.Node, Reason: d.Reason.String(), Statement: quote(q),
+				Err: fmt.Errorf("%w; nodes: %s", ErrUnknownNode, nodeNames(c.cl.cfg.Nodes))}
+		}
+		if !c.cl.isPrimary(n) {
+			if cls.Kind != router.Read {
+				return outcome{}, nil, &RouteError{Node: n.name, Reason: cls.Kind.String(), Statement: quote(q), Err: ErrWriteToReplica}
+			}
+			return onNode(ctx, n, d, q, do)
+		}
+	case router.ToReplica:
+		return c.dispatchRead(ctx, d, h, q, do)
+	}
+	return c.dispatchPrimary(ctx, cls, d, q, do)
+}
+
+// errNotCaughtUp: a causal read's replica did not apply the session's GTID
+// in time; the read goes to the primary.
+var errNotCaughtUp = errors.New("replica did not reach the session's GTID in time")
+
+// dispatchRead picks a replica under the health and consistency rules and
+// runs the read there. If it fails with a connection-class error before
+// returning rows it is retried once on another node, within the retry
+// budget. With no qualifying replica it falls back to the primary
+// (counted, reported) or fails, as configured.
+func (c *conn) dispatchRead(ctx context.Context, d router.Decision, h hint.Hint, q string, do work) (outcome, *backend, error) {
+	f := c.filter(ctx, h)
+	n, wait, err := c.pickForRead(&f, &d, q)
+	if err != nil {
+		return outcome{}, nil, err
+	}
+	out, b, err := onNode(ctx, n, d, q, c.withWait(ctx, wait, do))
+	if err == nil {
+		return out, b, nil
+	}
+	switch {
+	case errors.Is(err, errNotCaughtUp):
+		d.Reason = router.ReasonReadYourWrites
+		return c.dispatchPrimary(ctx, router.Class{Kind: router.Read}, d, q, do)
+	case !connectionClass(ctx, err):
+		return outcome{}, nil, err
+	}
+	c.cl.mon.Failure(n.index, err)
+	if !c.cl.budget.Retry(time.Now()) {
+		return outcome{}, nil, err
+	}
+	c.cl.mon.Emit(health.Event{Kind: health.ReadRetried, Node: n.name, Err: err})
+	f.exclude = n
+	if n, wait, err = c.pickForRead(&f, &d, q); err != nil {
+		return outcome{}, nil, err
+	}
+	return onNode(ctx, n, d, q, c.withWait(ctx, wait, do))
+}
+
+// pickForRead chooses the node for a read. For a causal read with no
+// replica known to have the session's GTID, it may pick a healthy replica
+// and return the GTID to wait for there (CausalWaitOnReplica).
+func (c *conn) pickForRead(f *readFilter, d *router.Decision, q string) (*node, health.GTIDSet, error) {
+	n, anyHealthy := c.cl.pickReader(f)
+	if n != nil {
+		return n, health.GTIDSet{}, nil
+	}
+	if anyHealthy && !f.gtid.IsZero() && c.cl.cfg.CausalWait == CausalWaitOnReplica {
+		relaxed := *f
+		relaxed.gtid, relaxed.since = health.GTIDSet{}, time.Time{}
+		if n, _ = c.cl.pickReader(&relaxed); n != nil {
+			return n, f.gtid, nil
+		}
+	}
+	if anyHealthy {
+		d.Reason = router.ReasonReadYourWrites
+		if f.since.IsZero() && f.gtid.IsZero() {
+			d.Reason = router.ReasonMaxLag
+		}
+		return c.cl.primary(), health.GTIDSet{}, nil
+	}
+	if c.cl.cfg.Fallback == FallbackError {
+		return nil, health.GTIDSet{}, &RouteError{Reason: router.ReasonNoHealthyReplica.String(), Statement: quote(q), Err: ErrNoReplica}
+	}
+	d.Reason = router.ReasonNoHealthyReplica
+	c.cl.mon.Emit(health.Event{Kind: health.FallbackToPrimary, Node: c.cl.primary().name, Detail: "no replica qualified"})
+	return c.cl.primary(), health.GTIDSet{}, nil
+}
+
+// withWait makes do wait on the replica until it has applied gtid, up to
+// CausalTimeout; errNotCaughtUp if it does not.
+func (c *conn) withWait(ctx context.Context, gtid health.GTIDSet, do work) work {
+	if gtid.IsZero() {
+		return do
+	}
+	return func(dc driver.Conn) (outcome, error) {
+		q := "SELECT MASTER_GTID_WAIT(?, ?)"
+		if _, mysqlSet := gtid.MySQL(); mysqlSet {
+			q = "SELECT WAIT_FOR_EXECUTED_GTID_SET(?, ?)"
+		}
+		args := []driver.NamedValue{{Ordinal: 1, Value: gtid.String()}, {Ordinal: 2, Value: c.cl.cfg.CausalTimeout.Seconds()}}
+		rows, st, err := query(ctx, dc, q, args, false)
+		if err != nil {
+			return outcome{}, err
+		}
+		res := make([]driver.Value, 1)
+		err = rows.Next(res)
+		rows.Close()
+		if st != nil {
+			st.Close()
+		}
+		if err != nil {
+			return outcome{}, err
+		}
+		if v, ok := res[0].([]byte); ok {
+			res[0] = string(v)
+		}
+		if fmt.Sprint(res[0]) != "0" {
+			return outcome{}, errNotCaughtUp
+		}
+		return do(dc)
+	}
+}
+
+// dispatchPrimary runs a statement on the primary. While there is no
+// usable primary (down, read-only, being switched over) it waits up to
+// WritePause for one, without sending anything; then it fails with
+// ErrPrimaryUnavailable wrapping the cause. A write rejected because the
+// node turned read-only did not run: rwshard has the topology rediscovered
+// and retries it once on the new primary.
+func (c *conn) dispatchPrimary(ctx context.Context, cls router.Class, d router.Decision, q string, do work) (outcome, *backend, error) {
+	deadline := time.Now().Add(c.cl.cfg.WritePause)
+	var cause error
+	retried := false
+	for {
+		n, err := c.waitPrimary(ctx, deadline, d, q, cause)
+		if err != nil {
+			return outcome{}, nil, err
+		}
+		out, b, err := onNode(ctx, n, d, q, do)
+		switch {
+		case err == nil:
+			return out, b, nil
+		case notSent(err) && ctx.Err() == nil:
+			c.cl.mon.Failure(n.index, err)
+		case readOnlyRejection(err) && !retried && isWrite(cls.Kind):
+			retried = true
+			c.cl.mon.ReadOnly(n.index)
+		default:
+			return outcome{}, nil, err
+		}
+		cause = err
+		left := time.Until(deadline)
+		if left <= 0 {
+			return outcome{}, nil, &RouteError{Node: n.name, Reason: d.Reason.String(), Statement: quote(q),
+				Err: fmt.Errorf("%w after waiting %s: %w", ErrPrimaryUnavailable, c.cl.cfg.WritePause, cause)}
+		}
+		c.cl.mon.Kick()
+		// Wait for news from the probes, not in a loop of connects.
+		t := time.NewTimer(min(left, c.cl.cfg.ProbeInterval/4))
+		select {
+		case <-c.cl.mon.Changed():
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return outcome{}, nil, ctx.Err()
+		}
+		t.Stop()
+	}
+}
+
+// waitPrimary returns the primary once it is usable, waiting for the
+// monitor's news until deadline.
+func (c *conn) waitPrimary(ctx context.Context, deadline time.Time, d router.Decision, q string, cause error) (*node, error) {
+	for {
+		i, ok := c.cl.mon.Primary()
+		if c.cl.mon.SplitBrain() {
+			return nil, &RouteError{Reason: d.Reason.String(), Statement: quote(q), Err: ErrSplitBrain}
+		}
+		if ok {
+			return c.cl.nodes[i], nil
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			if cause == nil {
+				cause = fmt.Errorf("%s is not a usable primary", c.cl.nodes[i].name)
+			}
+			return nil, &RouteError{Node: c.cl.nodes[i].name, Reason: d.Reason.String(), Statement: quote(q),
+				Err: fmt.Errorf("%w after waiting %s: %w", ErrPrimaryUnavailable, c.cl.cfg.WritePause, cause)}
+		}
+		t := time.NewTimer(left)
+		select {
+		case <-c.cl.mon.Changed():
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		}
+		t.Stop()
+	}
+}

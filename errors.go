@@ -1,0 +1,111 @@
+package rwshard
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Sentinel errors. Match them with errors.Is; rwshard wraps them in a
+// *RouteError or *ConfigError that names the node, statement or key.
+var (
+	// ErrPrimaryUnavailable: a statement that needs the primary could not
+	// reach it. It is never sent to a replica instead.
+	ErrPrimaryUnavailable = errors.New("primary unavailable")
+	// ErrWriteToReplica: a hint named a replica for a statement that is not
+	// a plain read. The statement was not sent.
+	ErrWriteToReplica = errors.New("statement is not a plain read; refusing to send it to a replica")
+	// ErrUnknownNode: a hint named a node that is not configured.
+	ErrUnknownNode = errors.New("no such node")
+	// ErrBrokenConnection: the backend connection broke before the
+	// statement was sent, and retrying on fresh connections failed too. It
+	// deliberately does not wrap driver.ErrBadConn: database/sql must not
+	// retry what rwshard has already retried.
+	ErrBrokenConnection = errors.New("backend connection broken")
+	// ErrSessionLost: the pinned backend connection of a session (open
+	// transaction, SET variables, temporary tables, locks) broke; the
+	// session state is gone and the logical connection is discarded.
+	ErrSessionLost = errors.New("session connection lost; its transaction and session state are gone")
+	// ErrClosed: the connector was closed.
+	ErrClosed = errors.New("connector closed")
+	// ErrNoReplica: no replica qualified for a read and Config.Fallback is
+	// "error".
+	ErrNoReplica = errors.New("no replica qualifies for this read")
+	// ErrSplitBrain: more than one node is writable; rwshard refuses to
+	// guess which is the primary and sends no write.
+	ErrSplitBrain = errors.New("more than one writable node (split brain); writes refused")
+	// errConnect: no connection to the node could be opened, so nothing
+	// was sent; wrapped with the cause.
+	errConnect = errors.New("cannot connect")
+)
+
+// RouteError reports a statement that rwshard could not route or run. It
+// names the node and the reason of the routing decision, and quotes the
+// start of the statement (never its arguments). Errors returned by the
+// server (*mysql.MySQLError) are not wrapped: they reach the caller as
+// go-sql-driver/mysql returns them.
+type RouteError struct {
+	Node      string // node name; empty when no node was chosen
+	Reason    string // routing reason, e.g. "write", "hint-node"
+	Statement string // start of the SQL text
+	Err       error
+}
+
+func (e *RouteError) Error() string {
+	var b strings.Builder
+	b.WriteString("rwshard: ")
+	if e.Node != "" {
+		b.WriteString("node ")
+		b.WriteString(e.Node)
+		b.WriteString(": ")
+	}
+	b.WriteString(e.Err.Error())
+	if e.Reason != "" {
+		b.WriteString(" (route: ")
+		b.WriteString(e.Reason)
+		b.WriteString(")")
+	}
+	if e.Statement != "" {
+		fmt.Fprintf(&b, " in %q", e.Statement)
+	}
+	return b.String()
+}
+
+func (e *RouteError) Unwrap() error { return e.Err }
+
+// maxQuoted is how much of a statement an error quotes.
+const maxQuoted = 80
+
+// quote shortens a statement for an error message.
+func quote(sql string) string {
+	sql = strings.TrimSpace(sql)
+	if len(sql) <= maxQuoted {
+		return sql
+	}
+	cut := maxQuoted
+	for cut > 0 && sql[cut]&0xC0 == 0x80 { // do not split a UTF-8 sequence
+		cut--
+	}
+	return sql[:cut] + "…"
+}
+
+// ConfigError reports a configuration value rwshard cannot accept. It
+// names the key and the value; passwords are never included.
+type ConfigError struct {
+	Key   string // e.g. "rwshard.weights", "hosts", "weights[replica3]"
+	Value string
+	Err   error
+}
+
+func (e *ConfigError) Error() string {
+	if e.Value == "" {
+		return fmt.Sprintf("rwshard: config %s: %v", e.Key, e.Err)
+	}
+	return fmt.Sprintf("rwshard: config %s=%q: %v", e.Key, e.Value, e.Err)
+}
+
+func (e *ConfigError) Unwrap() error { return e.Err }
+
+func configErr(key, value string, format string, args ...any) *ConfigError {
+	return &ConfigError{Key: key, Value: value, Err: fmt.Errorf(format, args...)}
+}

@@ -1,0 +1,235 @@
+package rwshard
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"sync"
+
+	"github.com/go-sql-driver/mysql"
+)
+
+// Statements run at the driver level on a backend connection taken from a
+// node's inner *sql.DB: arguments and results travel unconverted, so types,
+// NULLs, errors and column metadata are exactly go-sql-driver's.
+
+// backend is one backend connection checked out of a node's pool. While
+// checked out nobody else uses it; dc is valid until release.
+type backend struct {
+	node *node
+	sc   *sql.Conn
+	dc   driver.Conn
+	grab func(any) error // b.setConn, bound once (no allocation per use)
+}
+
+var backendPool = sync.Pool{New: func() any {
+	b := &backend{}
+	b.grab = b.setConn
+	return b
+}}
+
+func (b *backend) setConn(dc any) error {
+	b.dc = dc.(driver.Conn)
+	return nil
+}
+
+// acquire checks a connection out of the node's pool.
+func (n *node) acquire(ctx context.Context) (*backend, error) {
+	sc, err := n.db.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	b := backendPool.Get().(*backend)
+	b.node, b.sc = n, sc
+	if err := sc.Raw(b.grab); err != nil {
+		sc.Close()
+		b.put()
+		return nil, err
+	}
+	n.inFlight.Add(1)
+	return b, nil
+}
+
+// markBad makes database/sql discard the connection instead of pooling it:
+// it broke, or it carries session state nobody else may inherit.
+var markBad = func(any) error { return driver.ErrBadConn }
+
+// release returns the connection to its pool, or discards it if discard.
+func (b *backend) release(discard bool) {
+	if discard {
+		_ = b.sc.Raw(markBad)
+	}
+	_ = b.sc.Close()
+	b.node.inFlight.Add(-1)
+	b.put()
+}
+
+func (b *backend) put() {
+	b.node, b.sc, b.dc = nil, nil, nil
+	backendPool.Put(b)
+}
+
+// isBadConn reports a driver error that proves the statement was not sent.
+func isBadConn(err error) bool { return errors.Is(err, driver.ErrBadConn) }
+
+// convertArgs converts arguments the way database/sql would for this
+// backend connection. rwshard's own CheckNamedValue accepts every value
+// unchanged, so conversion happens here, by the driver that will send
+// them: go-sql-driver's converter keeps uint64 >= 1<<63, json.RawMessage
+// and calls driver.Valuer exactly as it does without rwshard.
+func convertArgs(dc driver.Conn, args []driver.NamedValue) ([]driver.NamedValue, error) {
+	checker, _ := dc.(driver.NamedValueChecker)
+	out := args // converted in place (idempotent); copied if one is removed
+	for i := range args {
+		nv := args[i]
+		err := driver.ErrSkip
+		if checker != nil {
+			err = checker.CheckNamedValue(&nv)
+		}
+		if err == driver.ErrSkip {
+			nv.Value, err = driver.DefaultParameterConverter.ConvertValue(nv.Value)
+		}
+		switch err {
+		case nil:
+			if len(out) < len(args) { // a copy: an argument was removed
+				out = append(out, nv)
+			} else {
+				args[i] = nv
+			}
+		case driver.ErrRemoveArgument:
+			if len(out) == len(args) {
+				out = append(make([]driver.NamedValue, 0, len(args)), args[:i]...)
+			}
+		default:
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func prepare(ctx context.Context, dc driver.Conn, query string) (driver.Stmt, error) {
+	if p, ok := dc.(driver.ConnPrepareContext); ok {
+		return p.PrepareContext(ctx, query)
+	}
+	return dc.Prepare(query)
+}
+
+func beginTx(ctx context.Context, dc driver.Conn, opts driver.TxOptions) (driver.Tx, error) {
+	if b, ok := dc.(driver.ConnBeginTx); ok {
+		return b.BeginTx(ctx, opts)
+	}
+	if opts.Isolation != 0 || opts.ReadOnly {
+		return nil, errors.New("rwshard: the backend driver does not support transaction options")
+	}
+	return dc.Begin() //nolint:staticcheck // fallback for drivers without BeginTx
+}
+
+// values turns named values into positional ones for pre-Go 1.8 drivers.
+func values(args []driver.NamedValue) []driver.Value {
+	out := make([]driver.Value, len(args))
+	for i, a := range args {
+		out[i] = a.Value
+	}
+	return out
+}
+
+func stmtQuery(ctx context.Context, st driver.Stmt, args []driver.NamedValue) (driver.Rows, error) {
+	if q, ok := st.(driver.StmtQueryContext); ok {
+		return q.QueryContext(ctx, args)
+	}
+	return st.Query(values(args)) //nolint:staticcheck // fallback
+}
+
+func stmtExec(ctx context.Context, st driver.Stmt, args []driver.NamedValue) (driver.Result, error) {
+	if e, ok := st.(driver.StmtExecContext); ok {
+		return e.ExecContext(ctx, args)
+	}
+	return st.Exec(values(args)) //nolint:staticcheck // fallback
+}
+
+// query runs a statement on dc. Without arguments it uses the text
+// protocol; with arguments, the driver's own path (interpolateParams) or a
+// prepared statement: cached on rwshard's backend connections (one round
+// trip after the first), else prepared and closed with the rows. prepared
+// forces the prepared path, for statements the caller prepared. A non-nil
+// st must be closed after the rows.
+func query(ctx context.Context, dc driver.Conn, q string, args []driver.NamedValue, prepared bool) (rows driver.Rows, st driver.Stmt, err error) {
+	if args, err = convertArgs(dc, args); err != nil {
+		return nil, nil, err
+	}
+	if !prepared {
+		if qc, ok := dc.(driver.QueryerContext); ok {
+			rows, err = qc.QueryContext(ctx, q, args)
+			if err != driver.ErrSkip {
+				return rows, nil, err
+			}
+		}
+	}
+	if bc, ok := dc.(*backendConn); ok && bc.stmts != nil {
+		cst, err := bc.cached(ctx, q)
+		if err != nil {
+			return nil, nil, err
+		}
+		rows, err = stmtQuery(ctx, cst, args)
+		if staleStmt(err) {
+			bc.stmts.drop(q)
+		}
+		return rows, nil, err
+	}
+	if st, err = prepare(ctx, dc, q); err != nil {
+		return nil, nil, err
+	}
+	if rows, err = stmtQuery(ctx, st, args); err != nil {
+		st.Close()
+		return nil, nil, err
+	}
+	return rows, st, nil
+}
+
+// exec is query's twin for statements without rows.
+func exec(ctx context.Context, dc driver.Conn, q string, args []driver.NamedValue, prepared bool) (res driver.Result, err error) {
+	if args, err = convertArgs(dc, args); err != nil {
+		return nil, err
+	}
+	if !prepared {
+		if ec, ok := dc.(driver.ExecerContext); ok {
+			res, err = ec.ExecContext(ctx, q, args)
+			if err != driver.ErrSkip {
+				return res, err
+			}
+		}
+	}
+	if bc, ok := dc.(*backendConn); ok && bc.stmts != nil {
+		cst, err := bc.cached(ctx, q)
+		if err != nil {
+			return nil, err
+		}
+		res, err = stmtExec(ctx, cst, args)
+		if staleStmt(err) {
+			bc.stmts.drop(q)
+		}
+		return res, err
+	}
+	st, err := prepare(ctx, dc, q)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	return stmtExec(ctx, st, args)
+}
+
+// staleStmt reports an execution error after which a cached statement
+// must not be reused: anything but an ordinary server error (a duplicate
+// key, say), or the server saying the statement is unknown or must be
+// prepared again.
+func staleStmt(err error) bool {
+	if err == nil {
+		return false
+	}
+	var me *mysql.MySQLError
+	if !errors.As(err, &me) {
+		return true
+	}
+	return me.Number == 1243 || me.Number == 1615 // ER_UNKNOWN_STMT_HANDLER, ER_NEED_REPREPARE
+}

@@ -1,0 +1,140 @@
+package health
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// GTIDSet is a replication position: MariaDB's domain-server-seq list
+// (@@gtid_binlog_pos, @@gtid_slave_pos, @@last_gtid) or MySQL's
+// uuid:interval set (@@gtid_executed). The zero value is the empty set.
+//
+// For MariaDB only the highest sequence number per replication domain
+// matters: within a domain, transactions apply in order (gtid_strict_mode),
+// whatever server_id wrote them, so a switchover does not break the
+// comparison.
+type GTIDSet struct {
+	maria map[uint32]uint64     // domain → highest seq
+	mysql map[string][]interval // source uuid → sorted, merged intervals
+	text  string                // as parsed, for messages
+}
+
+type interval struct{ lo, hi uint64 }
+
+// ParseGTID parses either flavor. An empty string is the empty set.
+func ParseGTID(s string) (GTIDSet, error) {
+	s = strings.TrimSpace(s)
+	g := GTIDSet{text: s}
+	if s == "" {
+		return g, nil
+	}
+	if strings.Contains(s, ":") {
+		return g, g.parseMySQL(s)
+	}
+	g.maria = map[uint32]uint64{}
+	for part := range strings.SplitSeq(s, ",") {
+		f := strings.Split(strings.TrimSpace(part), "-")
+		if len(f) != 3 {
+			return GTIDSet{}, fmt.Errorf("health: bad MariaDB GTID %q in %q", part, s)
+		}
+		d, err1 := strconv.ParseUint(f[0], 10, 32)
+		_, err2 := strconv.ParseUint(f[1], 10, 32)
+		seq, err3 := strconv.ParseUint(f[2], 10, 64)
+		if err1 != nil || err2 != nil || err3 != nil {
+			return GTIDSet{}, fmt.Errorf("health: bad MariaDB GTID %q in %q", part, s)
+		}
+		if seq > g.maria[uint32(d)] {
+			g.maria[uint32(d)] = seq
+		}
+	}
+	return g, nil
+}
+
+func (g *GTIDSet) parseMySQL(s string) error {
+	g.mysql = map[string][]interval{}
+	for part := range strings.SplitSeq(s, ",") {
+		f := strings.Split(strings.TrimSpace(part), ":")
+		if len(f) < 2 || f[0] == "" {
+			return fmt.Errorf("health: bad MySQL GTID set %q", s)
+		}
+		uuid := strings.ToLower(f[0])
+		for _, r := range f[1:] {
+			lo, hi, isRange := strings.Cut(r, "-")
+			a, err := strconv.ParseUint(lo, 10, 64)
+			if err != nil {
+				return fmt.Errorf("health: bad MySQL GTID interval %q in %q", r, s)
+			}
+			b := a
+			if isRange {
+				if b, err = strconv.ParseUint(hi, 10, 64); err != nil || b < a {
+					return fmt.Errorf("health: bad MySQL GTID interval %q in %q", r, s)
+				}
+			}
+			g.mysql[uuid] = addInterval(g.mysql[uuid], interval{a, b})
+		}
+	}
+	return nil
+}
+
+// addInterval inserts iv into a sorted, merged list.
+func addInterval(list []interval, iv interval) []interval {
+	out := make([]interval, 0, len(list)+1)
+	placed := false
+	for _, x := range list {
+		switch {
+		case x.hi+1 < iv.lo:
+			out = append(out, x)
+		case iv.hi+1 < x.lo:
+			if !placed {
+				out = append(out, iv)
+				placed = true
+			}
+			out = append(out, x)
+		default: // overlapping or adjacent: merge into iv
+			iv = interval{min(iv.lo, x.lo), max(iv.hi, x.hi)}
+		}
+	}
+	if !placed {
+		out = append(out, iv)
+	}
+	return out
+}
+
+// MySQL reports whether the set is in MySQL's uuid:interval form (and
+// returns its text), as opposed to MariaDB's.
+func (g GTIDSet) MySQL() (string, bool) { return g.text, len(g.mysql) > 0 }
+
+// IsZero reports the empty set.
+func (g GTIDSet) IsZero() bool { return len(g.maria) == 0 && len(g.mysql) == 0 }
+
+// String returns the text it was parsed from.
+func (g GTIDSet) String() string { return g.text }
+
+// Contains reports whether a server at position g has applied everything
+// in other. The empty set is contained in everything.
+func (g GTIDSet) Contains(other GTIDSet) bool {
+	for d, seq := range other.maria {
+		if g.maria[d] < seq {
+			return false
+		}
+	}
+	for uuid, ivs := range other.mysql {
+		have := g.mysql[uuid]
+		for _, iv := range ivs {
+			if !covered(have, iv) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func covered(have []interval, iv interval) bool {
+	for _, h := range have {
+		if h.lo <= iv.lo && iv.hi <= h.hi {
+			return true
+		}
+	}
+	return false
+}

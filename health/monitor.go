@@ -1,0 +1,498 @@
+package health
+
+import (
+	"context"
+	"errors"
+	"math"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+)
+
+// Reading is what one probe read from a node.
+type Reading struct {
+	ReadOnly bool
+	// Replica: the node has replica status (SHOW REPLICA/SLAVE STATUS
+	// returned a row).
+	Replica   bool
+	IORunning bool
+	// IOConnecting: the IO thread is trying to reach its primary
+	// (Slave_IO_Running: Connecting), as while the primary is down. Not a
+	// fence by itself: the replica still has everything the primary had
+	// when it was last reached, and the GTID lag says whether that is old.
+	IOConnecting bool
+	SQLRunning   bool
+	// SecondsBehind is Seconds_Behind_Master, or -1 when NULL. It can read
+	// 0 on a delayed or idle replica: rwshard never trusts it alone.
+	SecondsBehind int64
+	// Position is the node's GTID position: what a primary has binlogged
+	// (@@gtid_binlog_pos), what a replica has applied (@@gtid_slave_pos).
+	Position GTIDSet
+	// Heartbeat is the newest pt-heartbeat row seen on the node; zero if
+	// no heartbeat table is read.
+	Heartbeat time.Time
+}
+
+// ProbeFunc probes node i once. It must honour ctx (the probe timeout).
+type ProbeFunc func(ctx context.Context, i int) (Reading, error)
+
+// Options configure a Monitor. Zero values take the defaults.
+type Options struct {
+	Interval  time.Duration // between probes of a node; default 1s
+	Timeout   time.Duration // of one probe; default 500ms
+	FailAfter int           // consecutive traffic failures that take a node out; default 3
+	MaxLag    time.Duration // replicas above are fenced; 0: no limit
+	// Window folds repeated events (default 10s).
+	Window   time.Duration
+	Observer Observer
+	// Beat, when set, is called every interval: the driver writes the
+	// heartbeat row on the primary there.
+	Beat func(ctx context.Context) error
+	// Now is the clock (tests).
+	Now func() time.Time
+}
+
+func (o *Options) defaults() {
+	if o.Interval <= 0 {
+		o.Interval = time.Second
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = 500 * time.Millisecond
+	}
+	if o.FailAfter <= 0 {
+		o.FailAfter = 3
+	}
+	if o.Window <= 0 {
+		o.Window = 10 * time.Second
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+}
+
+// Node is the monitored state of one node. Its methods are cheap atomic
+// reads, meant for the statement path.
+type Node struct {
+	Name string
+
+	up        atomic.Bool
+	fenced    atomic.Bool
+	writable  atomic.Bool  // read_only=OFF and not replicating
+	replica   atomic.Bool  // has replica status
+	lag       atomic.Int64 // nanoseconds; -1 unknown
+	asOf      atomic.Int64 // unix nanos: has everything the primary committed before; 0 unknown
+	probed    atomic.Bool  // at least one probe answered
+	failures  atomic.Int32 // consecutive traffic failures
+	position  atomic.Pointer[GTIDSet]
+	lastError atomic.Pointer[error]
+}
+
+// Up reports whether the node is in rotation: its last probe answered and
+// traffic has not failed FailAfter times in a row since.
+func (n *Node) Up() bool { return n.up.Load() }
+
+// Fenced reports a replica over the lag limit or with replication stopped.
+func (n *Node) Fenced() bool { return n.fenced.Load() }
+
+// Writable reports read_only=OFF without replica status, as last probed.
+func (n *Node) Writable() bool { return n.writable.Load() }
+
+// Lag is the replica's lag estimate; ok is false when unknown.
+func (n *Node) Lag() (time.Duration, bool) {
+	l := n.lag.Load()
+	return time.Duration(l), l >= 0
+}
+
+// DataAsOf is the time before which everything committed on the primary is
+// known to be on this node; ok is false when unknown.
+func (n *Node) DataAsOf() (time.Time, bool) {
+	t := n.asOf.Load()
+	return time.Unix(0, t), t > 0
+}
+
+// Position is the node's last probed GTID position.
+func (n *Node) Position() GTIDSet {
+	if p := n.position.Load(); p != nil {
+		return *p
+	}
+	return GTIDSet{}
+}
+
+// Probed reports whether any probe has answered yet.
+func (n *Node) Probed() bool { return n.probed.Load() }
+
+// sample is the primary's position at the time its probe was sent.
+type sample struct {
+	at  time.Time
+	pos GTIDSet
+}
+
+// maxSamples bounds the primary position history (with the default
+// interval, two minutes: lag beyond that reads as that much).
+const maxSamples = 120
+
+// Monitor probes every node on an interval, tracks health, lag and roles,
+// and raises events. It owns its goroutines: Start starts them, Close stops
+// them and waits.
+type Monitor struct {
+	opts  Options
+	nodes []*Node
+	probe ProbeFunc
+	agg   *aggregator
+
+	primary atomic.Int32 // index of the node taken as primary
+	split   atomic.Bool  // more than one writable node
+
+	mu      sync.Mutex
+	samples []sample      // primary positions, oldest first
+	changed chan struct{} // closed and replaced on every role change
+	kick    []chan struct{}
+
+	stop    chan struct{}
+	loops   sync.WaitGroup // probe loops and heartbeat writer
+	deliver sync.WaitGroup // event delivery
+	started atomic.Bool
+	closed  atomic.Bool
+}
+
+// New returns a monitor of the named nodes; nodes[primary] is taken as the
+// primary until probes say otherwise. Nodes start up, unfenced, lag
+// unknown.
+func New(names []string, primary int, probe ProbeFunc, o Options) *Monitor {
+	o.defaults()
+	m := &Monitor{opts: o, probe: probe, agg: newAggregator(o.Window, o.Now),
+		changed: make(chan struct{}), stop: make(chan struct{})}
+	for _, name := range names {
+		n := &Node{Name: name}
+		n.up.Store(true)
+		n.lag.Store(-1)
+		m.nodes = append(m.nodes, n)
+		m.kick = append(m.kick, make(chan struct{}, 1))
+	}
+	m.primary.Store(int32(primary))
+	m.nodes[primary].writable.Store(true)
+	return m
+}
+
+// Node returns node i's state.
+func (m *Monitor) Node(i int) *Node { return m.nodes[i] }
+
+// Primary returns the index of the node taken as primary, and whether it is
+// usable for writes: up, writable as last probed, and no split brain.
+func (m *Monitor) Primary() (int, bool) {
+	i := int(m.primary.Load())
+	n := m.nodes[i]
+	return i, n.up.Load() && n.writable.Load() && !m.split.Load()
+}
+
+// SplitBrain reports more than one writable node.
+func (m *Monitor) SplitBrain() bool { return m.split.Load() }
+
+// Changed returns a channel closed at the next change of primary, primary
+// health or split-brain state: writes waiting for the primary select on it.
+func (m *Monitor) Changed() <-chan struct{} {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.changed
+}
+
+func (m *Monitor) notifyLocked() {
+	close(m.changed)
+	m.changed = make(chan struct{})
+}
+
+// Emit raises an event from outside the monitor (e.g. a fallback to the
+// primary), folded with its repeats like the monitor's own.
+func (m *Monitor) Emit(e Event) { m.agg.emit(e) }
+
+// Start launches one probe loop per node, the heartbeat writer if any, and
+// the event delivery. It probes every node once before returning, so that
+// roles and lag are known from the first statement.
+func (m *Monitor) Start() {
+	if !m.started.CompareAndSwap(false, true) {
+		return
+	}
+	m.deliver.Add(1)
+	go func() { defer m.deliver.Done(); m.agg.deliver(m.opts.Observer) }()
+	var first sync.WaitGroup
+	for i := range m.nodes {
+		first.Add(1)
+		m.loops.Add(1)
+		go m.loop(i, &first)
+	}
+	first.Wait()
+	if m.opts.Beat != nil {
+		m.loops.Add(1)
+		go m.beat()
+	}
+}
+
+// Close stops every goroutine and waits for them.
+func (m *Monitor) Close() {
+	if !m.closed.CompareAndSwap(false, true) {
+		return
+	}
+	close(m.stop)
+	m.loops.Wait()
+	m.agg.close()
+	m.deliver.Wait()
+}
+
+// Kick asks every node to be probed now (rate-limited by the loops), for
+// example after a write was rejected as read-only.
+func (m *Monitor) Kick() {
+	for _, k := range m.kick {
+		select {
+		case k <- struct{}{}:
+		default:
+		}
+	}
+}
+
+func (m *Monitor) loop(i int, first *sync.WaitGroup) {
+	defer m.loops.Done()
+	m.probeOnce(i)
+	first.Done()
+	t := time.NewTicker(m.opts.Interval)
+	defer t.Stop()
+	last := m.opts.Now()
+	for {
+		select {
+		case <-m.stop:
+			return
+		case <-t.C:
+		case <-m.kick[i]:
+			// A kick is honoured at most every tenth of an interval.
+			if m.opts.Now().Sub(last) < m.opts.Interval/10 {
+				continue
+			}
+		}
+		last = m.opts.Now()
+		m.probeOnce(i)
+		if i == 0 {
+			m.agg.flush()
+		}
+	}
+}
+
+func (m *Monitor) beat() {
+	defer m.loops.Done()
+	t := time.NewTicker(m.opts.Interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-m.stop:
+			return
+		case <-t.C:
+			ctx, cancel := context.WithTimeout(context.Background(), m.opts.Timeout)
+			_ = m.opts.Beat(ctx) // a failing primary shows in its probes
+			cancel()
+		}
+	}
+}
+
+// probeOnce probes node i and folds the reading into its state.
+func (m *Monitor) probeOnce(i int) {
+	n := m.nodes[i]
+	sent := m.opts.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), m.opts.Timeout)
+	r, err := m.probe(ctx, i)
+	cancel()
+	if err != nil {
+		n.lastError.Store(&err)
+		m.setUp(i, false, err)
+		m.evaluateRoles()
+		return
+	}
+	n.probed.Store(true)
+	n.failures.Store(0)
+	n.replica.Store(r.Replica)
+	n.writable.Store(!r.ReadOnly && !r.Replica)
+	pos := r.Position
+	n.position.Store(&pos)
+	m.setUp(i, true, nil)
+	if i == int(m.primary.Load()) && !r.Replica {
+		m.recordPrimary(sent, r.Position)
+		n.lag.Store(0)
+		n.asOf.Store(sent.UnixNano())
+		m.setFenced(i, false, "")
+	} else {
+		m.replicaLag(i, sent, r)
+	}
+	m.evaluateRoles()
+}
+
+// recordPrimary appends a primary position sample.
+func (m *Monitor) recordPrimary(at time.Time, pos GTIDSet) {
+	if pos.IsZero() {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.samples = append(m.samples, sample{at, pos})
+	if len(m.samples) > maxSamples {
+		m.samples = append(m.samples[:0], m.samples[len(m.samples)-maxSamples:]...)
+	}
+}
+
+// replicaLag computes a replica's lag and data horizon from its reading.
+//
+// From GTIDs: the replica has everything the primary had binlogged at the
+// newest primary sample its position contains (data as of that sample's
+// time), and it lags by the age of the oldest sample it does not contain.
+// Seconds_Behind_Master and the heartbeat can only raise the estimate. A
+// stopped IO or SQL thread is not lag 0: the replica is fenced.
+func (m *Monitor) replicaLag(i int, sent time.Time, r Reading) {
+	n := m.nodes[i]
+	if r.Replica && (!r.IORunning && !r.IOConnecting || !r.SQLRunning) {
+		n.lag.Store(math.MaxInt64)
+		n.asOf.Store(0)
+		m.setFenced(i, true, "replication stopped")
+		return
+	}
+	lag := time.Duration(-1)
+	var asOf time.Time
+	m.mu.Lock()
+	if !r.Position.IsZero() && len(m.samples) > 0 {
+		lag = 0
+		for _, s := range m.samples {
+			if s.at.After(sent) {
+				break
+			}
+			if r.Position.Contains(s.pos) {
+				asOf = s.at
+			} else {
+				lag = sent.Sub(s.at)
+				break
+			}
+		}
+	}
+	m.mu.Unlock()
+	if r.SecondsBehind >= 0 {
+		lag = max(lag, time.Duration(r.SecondsBehind)*time.Second)
+	}
+	if !r.Heartbeat.IsZero() {
+		lag = max(lag, sent.Sub(r.Heartbeat))
+	}
+	if asOf.IsZero() && lag >= 0 {
+		// Seconds_Behind_Master counts whole seconds: round up.
+		asOf = sent.Add(-lag - time.Second)
+	}
+	n.lag.Store(int64(lag))
+	if asOf.IsZero() {
+		n.asOf.Store(0)
+	} else {
+		n.asOf.Store(asOf.UnixNano())
+	}
+	if m.opts.MaxLag > 0 && lag >= 0 {
+		m.setFenced(i, lag > m.opts.MaxLag, "lag "+lag.Round(time.Millisecond).String())
+	} else if lag >= 0 || !r.Replica {
+		m.setFenced(i, false, "")
+	}
+}
+
+func (m *Monitor) setFenced(i int, fenced bool, why string) {
+	n := m.nodes[i]
+	if n.fenced.Swap(fenced) == fenced {
+		return
+	}
+	k := Unfenced
+	if fenced {
+		k = Fenced
+	}
+	m.agg.emit(Event{Kind: k, Node: n.Name, Detail: why})
+}
+
+func (m *Monitor) setUp(i int, up bool, err error) {
+	n := m.nodes[i]
+	if n.up.Swap(up) == up {
+		return
+	}
+	e := Event{Kind: NodeUp, Node: n.Name}
+	if !up {
+		e = Event{Kind: NodeDown, Node: n.Name, Err: err, Code: errCode(err)}
+	}
+	m.agg.emit(e)
+	if i == int(m.primary.Load()) {
+		m.mu.Lock()
+		m.notifyLocked()
+		m.mu.Unlock()
+	}
+}
+
+// evaluateRoles follows the topology the database's tooling sets: exactly
+// one writable node is the primary; none means the primary is lost (writes
+// pause); more than one is a split brain (writes are refused).
+func (m *Monitor) evaluateRoles() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var writable []int
+	for i, n := range m.nodes {
+		if n.probed.Load() && n.up.Load() && n.writable.Load() {
+			writable = append(writable, i)
+		}
+	}
+	cur := int(m.primary.Load())
+	split := len(writable) > 1
+	if m.split.Swap(split) != split {
+		if split {
+			names := ""
+			for _, i := range writable {
+				names += " " + m.nodes[i].Name
+			}
+			m.agg.emit(Event{Kind: SplitBrain, Detail: "writable:" + names})
+		}
+		m.notifyLocked()
+	}
+	if len(writable) == 1 && writable[0] != cur {
+		m.primary.Store(int32(writable[0]))
+		m.samples = m.samples[:0] // positions of the old primary no longer apply
+		m.agg.emit(Event{Kind: SwitchoverFollowed, Node: m.nodes[writable[0]].Name,
+			Detail: "was " + m.nodes[cur].Name})
+		m.notifyLocked()
+	}
+}
+
+// Failure records a connection-class failure of real traffic on node i;
+// after FailAfter in a row the node is out until a probe answers.
+//
+// Without probes (a Monitor never started) nothing could bring the node
+// back, so failures are not counted.
+func (m *Monitor) Failure(i int, err error) {
+	if !m.started.Load() || m.closed.Load() {
+		return
+	}
+	n := m.nodes[i]
+	if int(n.failures.Add(1)) >= m.opts.FailAfter {
+		m.setUp(i, false, err)
+		m.Kick()
+	}
+}
+
+// Success records a statement that reached the node.
+func (n *Node) Success() {
+	if n.failures.Load() != 0 {
+		n.failures.Store(0)
+	}
+}
+
+// ReadOnly records that node i rejected a write as read-only: it is not
+// the primary any more. Writes wait until the probes find the new one.
+func (m *Monitor) ReadOnly(i int) {
+	m.nodes[i].writable.Store(false)
+	m.mu.Lock()
+	m.notifyLocked()
+	m.mu.Unlock()
+	m.Kick()
+}
+
+// errCode is the MySQL error number of err, or 0.
+func errCode(err error) uint16 {
+	var me *mysql.MySQLError
+	if errors.As(err, &me) {
+		return me.Number
+	}
+	return 0
+}

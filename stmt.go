@@ -1,0 +1,58 @@
+package rwshard
+
+import (
+	"context"
+	"database/sql/driver"
+)
+
+var (
+	_ driver.Stmt              = (*stmt)(nil)
+	_ driver.StmtExecContext   = (*stmt)(nil)
+	_ driver.StmtQueryContext  = (*stmt)(nil)
+	_ driver.NamedValueChecker = (*stmt)(nil)
+)
+
+// stmt is a prepared statement as database/sql sees it. It is routed on
+// every execution, like any statement, and runs as a server-side prepared
+// statement on the chosen backend connection, prepared there once and kept
+// in the connection's statement cache: a prepared read costs one round trip.
+type stmt struct {
+	c *conn
+	q string
+}
+
+// Close does nothing: server-side statements belong to the backend
+// connections' caches.
+func (s *stmt) Close() error { return nil }
+
+// NumInput returns -1: the server checks the argument count.
+func (s *stmt) NumInput() int { return -1 }
+
+func (s *stmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
+	return s.c.exec(ctx, s.q, args, true)
+}
+
+func (s *stmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
+	return s.c.query(ctx, s.q, args, true)
+}
+
+// Exec implements the pre-context driver.Stmt method.
+func (s *stmt) Exec(args []driver.Value) (driver.Result, error) {
+	return s.ExecContext(context.Background(), named(args))
+}
+
+// Query implements the pre-context driver.Stmt method.
+func (s *stmt) Query(args []driver.Value) (driver.Rows, error) {
+	return s.QueryContext(context.Background(), named(args))
+}
+
+// CheckNamedValue accepts every argument unchanged (see conn's).
+func (s *stmt) CheckNamedValue(*driver.NamedValue) error { return nil }
+
+func named(args []driver.Value) []driver.NamedValue {
+	out := make([]driver.NamedValue, len(args))
+	for i, v := range args {
+		out[i] = driver.NamedValue{Ordinal: i + 1, Value: v}
+	}
+	return out
+}
