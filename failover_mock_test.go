@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/rwshard/rwshard"
+	"github.com/rwshard/rwshard/hint"
 )
 
 // downConnector is a backend that refuses every connection, like a host
@@ -62,4 +63,104 @@ func TestMockWritePauseWithoutProbes(t *testing.T) {
 	var v int
 	require.NoError(t, db.QueryRow("SELECT v FROM t").Scan(&v))
 	require.NoError(t, mock.ExpectationsWereMet())
+}
+
+// Session consistency without probes: a session's reads stay on the
+// primary for the session window after its write, then return to the
+// replicas; other sessions and session-less reads are not affected; a
+// token carries the session to another context.
+func TestMockSessionWindow(t *testing.T) {
+	const window = 150 * time.Millisecond
+	mc := newMockCluster(t, 1, rwshard.WithConfig(func(c *rwshard.Config) { c.SessionWindow = window }))
+	bg := context.Background()
+	s := rwshard.WithSession(bg)
+	other := rwshard.WithSession(bg)
+	assert.True(t, rwshard.SessionFrom(s).LastWrite().IsZero())
+
+	mc.primary().expectWrite("UPDATE t SET v = 2")
+	_, err := mc.execNode(s, mc.db, "UPDATE t SET v = 2")
+	require.NoError(t, err)
+	assert.False(t, rwshard.SessionFrom(s).LastWrite().IsZero())
+	token := rwshard.SessionFrom(s).Token()
+
+	mc.primary().expectRead("SELECT v FROM t")
+	mc.node("replica1").expectRead("SELECT v FROM t")
+	mc.node("replica1").expectRead("SELECT v FROM t")
+	mc.primary().expectRead("SELECT v FROM t")
+	for _, tc := range []struct {
+		ctx  context.Context
+		want string
+	}{{s, "primary"}, {other, "replica1"}, {bg, "replica1"}} {
+		got, err := mockRead(tc.ctx, mc.db, "SELECT v FROM t")
+		require.NoError(t, err)
+		assert.Equal(t, tc.want, got)
+	}
+	// Resumed elsewhere from the token: still inside the window.
+	resumed, err := rwshard.ResumeSession(bg, token)
+	require.NoError(t, err)
+	got, err := mockRead(resumed, mc.db, "SELECT v FROM t")
+	require.NoError(t, err)
+	assert.Equal(t, "primary", got)
+
+	time.Sleep(window + 20*time.Millisecond)
+	mc.node("replica1").expectRead("SELECT v FROM t")
+	got, err = mockRead(s, mc.db, "SELECT v FROM t")
+	require.NoError(t, err)
+	assert.Equal(t, "replica1", got, "the window is over")
+	// hint.Replica accepts a replica inside the window.
+	mc.primary().expectWrite("UPDATE t SET v = 3")
+	_, err = mc.execNode(s, mc.db, "UPDATE t SET v = 3")
+	require.NoError(t, err)
+	mc.node("replica1").expectRead("SELECT v FROM t")
+	got, err = mockRead(hint.Replica(s), mc.db, "SELECT v FROM t")
+	require.NoError(t, err)
+	assert.Equal(t, "replica1", got)
+	mc.verify()
+
+	_, err = rwshard.ResumeSession(bg, "not-a-token")
+	var ce *rwshard.ConfigError
+	assert.ErrorAs(t, err, &ce)
+}
+
+// In eventual mode a session's write does not keep its reads off replicas.
+func TestMockEventualIgnoresSessions(t *testing.T) {
+	mc := newMockCluster(t, 1, rwshard.WithConfig(func(c *rwshard.Config) { c.Consistency = rwshard.ConsistencyEventual }))
+	s := rwshard.WithSession(context.Background())
+	mc.primary().expectWrite("UPDATE t SET v = 2")
+	_, err := mc.execNode(s, mc.db, "UPDATE t SET v = 2")
+	require.NoError(t, err)
+	mc.node("replica1").expectRead("SELECT v FROM t")
+	got, err := mockRead(s, mc.db, "SELECT v FROM t")
+	require.NoError(t, err)
+	assert.Equal(t, "replica1", got)
+	mc.verify()
+}
+
+// A write inside a transaction counts for the session when it commits,
+// not before, and not at all when it rolls back.
+func TestMockSessionWriteAtCommit(t *testing.T) {
+	mc := newMockCluster(t, 1)
+	s := rwshard.WithSession(context.Background())
+	p := mc.primary()
+	p.mock.ExpectBegin()
+	p.expectWrite("UPDATE t SET v = 2")
+	p.mock.ExpectRollback()
+	tx, err := mc.db.BeginTx(s, nil)
+	require.NoError(t, err)
+	_, err = tx.ExecContext(s, "UPDATE t SET v = 2")
+	require.NoError(t, err)
+	assert.True(t, rwshard.SessionFrom(s).LastWrite().IsZero(), "counted before commit")
+	require.NoError(t, tx.Rollback())
+	assert.True(t, rwshard.SessionFrom(s).LastWrite().IsZero(), "a rolled back write counted")
+
+	p.mock.ExpectBegin()
+	p.expectWrite("UPDATE t SET v = 3")
+	p.mock.ExpectCommit()
+	tx, err = mc.db.BeginTx(s, nil)
+	require.NoError(t, err)
+	_, err = tx.ExecContext(s, "UPDATE t SET v = 3")
+	require.NoError(t, err)
+	require.NoError(t, tx.Commit())
+	assert.False(t, rwshard.SessionFrom(s).LastWrite().IsZero(), "a committed write did not count")
+	mc.verify()
 }
