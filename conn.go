@@ -39,8 +39,9 @@ const maxBadConnRetries = 2
 // connection to sess: every statement runs there. database/sql calls
 // IsValid when the caller is done, and that ends the session (release).
 type conn struct {
-	cl    *cluster
-	owner *Connector // set by Driver.Open: closed with the connection
+	cl        *cluster
+	connector *Connector
+	owner     *Connector // set by Driver.Open: closed with the connection
 
 	sess          *backend  // backend connection held for the caller, or nil
 	tx            driver.Tx // open BeginTx transaction on sess

@@ -175,7 +175,7 @@ func (c *Connector) Connect(context.Context) (driver.Conn, error) {
 	if c.closed.Load() {
 		return nil, &RouteError{Err: ErrClosed}
 	}
-	return &conn{cl: c.cl}, nil
+	return &conn{cl: c.cl, connector: c}, nil
 }
 
 // Driver returns rwshard's Driver.

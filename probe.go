@@ -115,8 +115,10 @@ func replicaStatus(ctx context.Context, conn *sql.Conn, r *health.Reading, n *no
 	for i, c := range cols {
 		switch c {
 		case "Slave_IO_Running", "Replica_IO_Running":
+			// Yes, No, or a state on the way to Yes (Connecting, and
+			// Preparing on MariaDB): only No is stopped.
 			r.IORunning = vals[i].String == "Yes"
-			r.IOConnecting = vals[i].String == "Connecting"
+			r.IOConnecting = vals[i].String != "Yes" && vals[i].String != "No"
 		case "Slave_SQL_Running", "Replica_SQL_Running":
 			r.SQLRunning = vals[i].String == "Yes"
 		case "Seconds_Behind_Master", "Seconds_Behind_Source":

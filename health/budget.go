@@ -44,7 +44,9 @@ func (b *Budget) Retry(now time.Time) bool {
 		b.tokens = min(b.tokens+now.Sub(b.last).Seconds()*b.MinPerSecond, b.Max)
 	}
 	b.last = now
-	if b.tokens < 1 {
+	// Deposits of Ratio accumulate rounding error (ten deposits of 0.1
+	// sum to 0.9999999999999999): a whole token is 1 within 1e-9.
+	if b.tokens < 1-1e-9 {
 		b.refused++
 		return false
 	}

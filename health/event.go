@@ -149,7 +149,11 @@ func (a *aggregator) flush() {
 func summary(ent *aggEntry) Event {
 	e := ent.last
 	e.Count = ent.repeats
-	e.Detail = fmt.Sprintf("repeated %d more times since %s", ent.repeats, ent.start.Format(time.RFC3339))
+	times := "times"
+	if ent.repeats == 1 {
+		times = "time"
+	}
+	e.Detail = fmt.Sprintf("repeated %d more %s since %s", ent.repeats, times, ent.start.Format(time.RFC3339))
 	return e
 }
 

@@ -30,19 +30,22 @@ func ParseGTID(s string) (GTIDSet, error) {
 		return g, nil
 	}
 	if strings.Contains(s, ":") {
-		return g, g.parseMySQL(s)
+		if err := g.parseMySQL(s); err != nil {
+			return GTIDSet{}, err
+		}
+		return g, nil
 	}
 	g.maria = map[uint32]uint64{}
 	for part := range strings.SplitSeq(s, ",") {
 		f := strings.Split(strings.TrimSpace(part), "-")
 		if len(f) != 3 {
-			return GTIDSet{}, fmt.Errorf("health: bad MariaDB GTID %q in %q", part, s)
+			return GTIDSet{}, fmt.Errorf("rwshard: gtid: bad MariaDB GTID %q in %q", part, s)
 		}
 		d, err1 := strconv.ParseUint(f[0], 10, 32)
 		_, err2 := strconv.ParseUint(f[1], 10, 32)
 		seq, err3 := strconv.ParseUint(f[2], 10, 64)
 		if err1 != nil || err2 != nil || err3 != nil {
-			return GTIDSet{}, fmt.Errorf("health: bad MariaDB GTID %q in %q", part, s)
+			return GTIDSet{}, fmt.Errorf("rwshard: gtid: bad MariaDB GTID %q in %q", part, s)
 		}
 		if seq > g.maria[uint32(d)] {
 			g.maria[uint32(d)] = seq
@@ -56,25 +59,56 @@ func (g *GTIDSet) parseMySQL(s string) error {
 	for part := range strings.SplitSeq(s, ",") {
 		f := strings.Split(strings.TrimSpace(part), ":")
 		if len(f) < 2 || f[0] == "" {
-			return fmt.Errorf("health: bad MySQL GTID set %q", s)
+			return fmt.Errorf("rwshard: gtid: bad MySQL GTID set %q", s)
 		}
+		// A tag (MySQL 8.3+: uuid:tag:1-5) names a source of its own;
+		// the intervals after it are that source's.
 		uuid := strings.ToLower(f[0])
+		source, tagged := uuid, false
 		for _, r := range f[1:] {
+			if isTag(r) {
+				if tagged {
+					return fmt.Errorf("rwshard: gtid: bad MySQL GTID tag %q in %q", r, s)
+				}
+				source, tagged = uuid+":"+strings.ToLower(r), true
+				continue
+			}
+			tagged = false
 			lo, hi, isRange := strings.Cut(r, "-")
 			a, err := strconv.ParseUint(lo, 10, 64)
 			if err != nil {
-				return fmt.Errorf("health: bad MySQL GTID interval %q in %q", r, s)
+				return fmt.Errorf("rwshard: gtid: bad MySQL GTID interval %q in %q", r, s)
 			}
 			b := a
 			if isRange {
 				if b, err = strconv.ParseUint(hi, 10, 64); err != nil || b < a {
-					return fmt.Errorf("health: bad MySQL GTID interval %q in %q", r, s)
+					return fmt.Errorf("rwshard: gtid: bad MySQL GTID interval %q in %q", r, s)
 				}
 			}
-			g.mysql[uuid] = addInterval(g.mysql[uuid], interval{a, b})
+			g.mysql[source] = addInterval(g.mysql[source], interval{a, b})
+		}
+		if tagged {
+			return fmt.Errorf("rwshard: gtid: bad MySQL GTID set %q: tag without intervals", s)
 		}
 	}
 	return nil
+}
+
+// isTag reports a GTID tag: a letter or underscore, then up to 31 letters,
+// digits or underscores.
+func isTag(s string) bool {
+	if s == "" || len(s) > 32 {
+		return false
+	}
+	for i, c := range s {
+		switch {
+		case c == '_', 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z':
+		case i > 0 && '0' <= c && c <= '9':
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // addInterval inserts iv into a sorted, merged list.
@@ -83,9 +117,9 @@ func addInterval(list []interval, iv interval) []interval {
 	placed := false
 	for _, x := range list {
 		switch {
-		case x.hi+1 < iv.lo:
+		case iv.lo > 0 && x.hi < iv.lo-1: // x ends before iv, with a gap
 			out = append(out, x)
-		case iv.hi+1 < x.lo:
+		case x.lo > 0 && iv.hi < x.lo-1: // iv ends before x, with a gap
 			if !placed {
 				out = append(out, iv)
 				placed = true

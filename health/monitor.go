@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -19,7 +20,8 @@ type Reading struct {
 	Replica   bool
 	IORunning bool
 	// IOConnecting: the IO thread is trying to reach its primary
-	// (Slave_IO_Running: Connecting), as while the primary is down. Not a
+	// (Slave_IO_Running: Connecting, or Preparing on MariaDB), as while the
+	// primary is down or just after START SLAVE. Not a
 	// fence by itself: the replica still has everything the primary had
 	// when it was last reached, and the GTID lag says whether that is old.
 	IOConnecting bool
@@ -87,6 +89,10 @@ type Node struct {
 	failures  atomic.Int32 // consecutive traffic failures
 	position  atomic.Pointer[GTIDSet]
 	lastError atomic.Pointer[error]
+
+	fenceCause string // owned by the node's probe loop
+
+	rejectedAt atomic.Int64 // unix nanos of the last read-only rejection
 }
 
 // Up reports whether the node is in rotation: its last probe answered and
@@ -142,8 +148,9 @@ type Monitor struct {
 	probe ProbeFunc
 	agg   *aggregator
 
-	primary atomic.Int32 // index of the node taken as primary
-	split   atomic.Bool  // more than one writable node
+	primary   atomic.Int32 // index of the node taken as primary
+	split     atomic.Bool  // more than one writable node
+	primaryOK atomic.Bool  // as last evaluated: PrimaryLost/PrimaryFound on change
 
 	mu      sync.Mutex
 	samples []sample      // primary positions, oldest first
@@ -173,6 +180,7 @@ func New(names []string, primary int, probe ProbeFunc, o Options) *Monitor {
 	}
 	m.primary.Store(int32(primary))
 	m.nodes[primary].writable.Store(true)
+	m.primaryOK.Store(true)
 	return m
 }
 
@@ -237,7 +245,13 @@ func (m *Monitor) Close() {
 	close(m.stop)
 	m.loops.Wait()
 	m.agg.close()
-	m.deliver.Wait()
+	// Deliver what is queued, but do not hang on an observer that blocks.
+	done := make(chan struct{})
+	go func() { m.deliver.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(time.Second):
+	}
 }
 
 // Kick asks every node to be probed now (rate-limited by the loops), for
@@ -309,7 +323,10 @@ func (m *Monitor) probeOnce(i int) {
 	n.probed.Store(true)
 	n.failures.Store(0)
 	n.replica.Store(r.Replica)
-	n.writable.Store(!r.ReadOnly && !r.Replica)
+	// A probe sent before a write was rejected as read-only may have read
+	// the node writable a moment earlier: it must not undo the rejection.
+	stale := sent.UnixNano() < n.rejectedAt.Load()
+	n.writable.Store(!r.ReadOnly && !r.Replica && !stale)
 	pos := r.Position
 	n.position.Store(&pos)
 	m.setUp(i, true, nil)
@@ -354,19 +371,23 @@ func (m *Monitor) replicaLag(i int, sent time.Time, r Reading) {
 	}
 	lag := time.Duration(-1)
 	var asOf time.Time
+	fromGTID := false // the GTID samples spoke: they alone set the horizon
 	m.mu.Lock()
-	if !r.Position.IsZero() && len(m.samples) > 0 {
-		lag = 0
+	if !r.Position.IsZero() {
 		for _, s := range m.samples {
 			if s.at.After(sent) {
 				break
 			}
+			fromGTID = true
 			if r.Position.Contains(s.pos) {
 				asOf = s.at
 			} else {
-				lag = sent.Sub(s.at)
+				lag = sent.Sub(s.at) // behind this sample: a lower bound
 				break
 			}
+		}
+		if fromGTID && lag < 0 {
+			lag = 0 // has the newest sample
 		}
 	}
 	m.mu.Unlock()
@@ -376,8 +397,9 @@ func (m *Monitor) replicaLag(i int, sent time.Time, r Reading) {
 	if !r.Heartbeat.IsZero() {
 		lag = max(lag, sent.Sub(r.Heartbeat))
 	}
-	if asOf.IsZero() && lag >= 0 {
-		// Seconds_Behind_Master counts whole seconds: round up.
+	if !fromGTID && lag >= 0 {
+		// Horizon from Seconds_Behind_Master or the heartbeat alone; the
+		// former counts whole seconds: round up.
 		asOf = sent.Add(-lag - time.Second)
 	}
 	n.lag.Store(int64(lag))
@@ -393,11 +415,19 @@ func (m *Monitor) replicaLag(i int, sent time.Time, r Reading) {
 	}
 }
 
+// setFenced records a replica's fence. A fenced replica whose cause
+// changes (replication stopped, then lag while it catches up) raises a
+// new Fenced event with the new cause. Only node i's probe loop calls it.
 func (m *Monitor) setFenced(i int, fenced bool, why string) {
 	n := m.nodes[i]
-	if n.fenced.Swap(fenced) == fenced {
+	cause := why
+	if c, _, ok := strings.Cut(why, " "); ok && c == "lag" {
+		cause = "lag"
+	}
+	if n.fenced.Swap(fenced) == fenced && (!fenced || cause == n.fenceCause) {
 		return
 	}
+	n.fenceCause = cause
 	k := Unfenced
 	if fenced {
 		k = Fenced
@@ -453,6 +483,31 @@ func (m *Monitor) evaluateRoles() {
 			Detail: "was " + m.nodes[cur].Name})
 		m.notifyLocked()
 	}
+	m.checkPrimaryLocked()
+}
+
+// checkPrimaryLocked raises PrimaryLost when writes lose their primary
+// (down, read-only, split brain) and PrimaryFound when they have one again.
+func (m *Monitor) checkPrimaryLocked() {
+	i := int(m.primary.Load())
+	n := m.nodes[i]
+	ok := n.up.Load() && n.writable.Load() && !m.split.Load()
+	if m.primaryOK.Swap(ok) == ok {
+		return
+	}
+	m.notifyLocked() // writes waiting for a primary look again
+	if ok {
+		m.agg.emit(Event{Kind: PrimaryFound, Node: n.Name})
+		return
+	}
+	why := "read-only"
+	switch {
+	case !n.up.Load():
+		why = "down"
+	case m.split.Load():
+		why = "split brain"
+	}
+	m.agg.emit(Event{Kind: PrimaryLost, Node: n.Name, Detail: why})
 }
 
 // Failure records a connection-class failure of real traffic on node i;
@@ -467,6 +522,7 @@ func (m *Monitor) Failure(i int, err error) {
 	n := m.nodes[i]
 	if int(n.failures.Add(1)) >= m.opts.FailAfter {
 		m.setUp(i, false, err)
+		m.evaluateRoles()
 		m.Kick()
 	}
 }
@@ -481,9 +537,11 @@ func (n *Node) Success() {
 // ReadOnly records that node i rejected a write as read-only: it is not
 // the primary any more. Writes wait until the probes find the new one.
 func (m *Monitor) ReadOnly(i int) {
+	m.nodes[i].rejectedAt.Store(m.opts.Now().UnixNano())
 	m.nodes[i].writable.Store(false)
 	m.mu.Lock()
 	m.notifyLocked()
+	m.checkPrimaryLocked()
 	m.mu.Unlock()
 	m.Kick()
 }
