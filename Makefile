@@ -20,3 +20,7 @@ mariadb:
 check:
 	@test -z "$$(gofmt -l . | tee /dev/stderr)" || (echo "gofmt needed on the files above" && exit 1)
 	$(GO) vet ./...
+
+# Benchmarks against the lab: rwshard vs go-sql-driver/mysql direct.
+bench: mariadb
+	RWSHARD_LAB=require $(GO) test -run '^$$' -bench . -benchtime 2s -count 6 . | tee bench.txt

@@ -1,7 +1,9 @@
 package health
 
 import (
+	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -11,53 +13,70 @@ import (
 // withdraws a whole one; the balance is capped at Max tokens, and at least
 // MinPerSecond retries per second are allowed so that a quiet service can
 // still retry.
+//
+// Request, on every statement, is one atomic operation; Retry, on the rare
+// path, takes a lock for the time-based floor.
 type Budget struct {
 	Ratio        float64
 	MinPerSecond float64
 	Max          float64
 
-	mu      sync.Mutex
-	tokens  float64
+	micro   atomic.Int64 // tokens in millionths: deposits add exactly
+	mu      sync.Mutex   // guards last
 	last    time.Time
-	retries uint64
-	refused uint64
+	retries atomic.Uint64
+	refused atomic.Uint64
 }
+
+const unit = 1_000_000 // one token, in millionths
+
+func millionths(x float64) int64 { return int64(math.Round(x * unit)) }
 
 // NewBudget returns a budget of ratio (e.g. 0.1: one retry per ten
 // requests) with a floor of minPerSecond retries per second.
 func NewBudget(ratio, minPerSecond float64) *Budget {
-	return &Budget{Ratio: ratio, MinPerSecond: minPerSecond, Max: 10 + 100*ratio, tokens: minPerSecond}
+	b := &Budget{Ratio: ratio, MinPerSecond: minPerSecond, Max: 10 + 100*ratio}
+	b.micro.Store(millionths(minPerSecond))
+	return b
+}
+
+// add deposits d millionths, up to Max.
+func (b *Budget) add(d int64) {
+	limit := millionths(b.Max)
+	for {
+		cur := b.micro.Load()
+		next := min(cur+d, limit)
+		if next <= cur || b.micro.CompareAndSwap(cur, next) {
+			return
+		}
+	}
 }
 
 // Request records a request.
-func (b *Budget) Request() {
-	b.mu.Lock()
-	b.tokens = min(b.tokens+b.Ratio, b.Max)
-	b.mu.Unlock()
-}
+func (b *Budget) Request() { b.add(millionths(b.Ratio)) }
 
 // Retry reports whether a retry may be made now, and spends it if so.
 func (b *Budget) Retry(now time.Time) bool {
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	if !b.last.IsZero() {
-		b.tokens = min(b.tokens+now.Sub(b.last).Seconds()*b.MinPerSecond, b.Max)
+		b.add(millionths(now.Sub(b.last).Seconds() * b.MinPerSecond))
 	}
 	b.last = now
-	// Deposits of Ratio accumulate rounding error (ten deposits of 0.1
-	// sum to 0.9999999999999999): a whole token is 1 within 1e-9.
-	if b.tokens < 1-1e-9 {
-		b.refused++
-		return false
+	b.mu.Unlock()
+	for {
+		cur := b.micro.Load()
+		if cur < unit {
+			b.refused.Add(1)
+			return false
+		}
+		if b.micro.CompareAndSwap(cur, cur-unit) {
+			b.retries.Add(1)
+			return true
+		}
 	}
-	b.tokens--
-	b.retries++
-	return true
 }
 
 // Counts returns how many retries were made and refused.
 func (b *Budget) Counts() (retries, refused uint64) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.retries, b.refused
+	return b.retries.Load(), b.refused.Load()
 }
