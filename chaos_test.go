@@ -30,6 +30,22 @@ const (
 	chaosParams = "rwshard.probeInterval=250ms&rwshard.probeTimeout=200ms&rwshard.connectTimeout=1s&rwshard.writePause=1s"
 )
 
+// workers runs n goroutines that call f until stop is closed.
+func workers(wg *sync.WaitGroup, n int, stop <-chan struct{}, f func()) {
+	for range n {
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+					f()
+				}
+			}
+		})
+	}
+}
+
 // eventLog records the driver's events with their time.
 type eventLog struct {
 	mu     sync.Mutex
@@ -113,27 +129,18 @@ func TestChaosReplicaKilled(t *testing.T) {
 	served := map[string]int{}
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
-	for range 8 {
-		wg.Go(func() {
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				var sid int64
-				if err := db.QueryRowContext(ctx, "SELECT @@server_id").Scan(&sid); err != nil {
-					failures.Add(1)
-					t.Errorf("read failed: %v", err)
-					continue
-				}
-				reads.Add(1)
-				mu.Lock()
-				served[l.NodeByServerID(sid)]++
-				mu.Unlock()
-			}
-		})
-	}
+	workers(&wg, 8, stop, func() {
+		var sid int64
+		if err := db.QueryRowContext(ctx, "SELECT @@server_id").Scan(&sid); err != nil {
+			failures.Add(1)
+			t.Errorf("read failed: %v", err)
+			return
+		}
+		reads.Add(1)
+		mu.Lock()
+		served[l.NodeByServerID(sid)]++
+		mu.Unlock()
+	})
 	time.Sleep(2 * time.Second)
 	killed := time.Now()
 	require.NoError(t, l.Kill(victim))
@@ -183,54 +190,36 @@ func TestChaosPrimaryKilled(t *testing.T) {
 	)
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
-	for range 2 {
-		wg.Go(func() {
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				id := int(nextID.Add(1))
-				begin := time.Now()
-				_, err := db.ExecContext(ctx, "INSERT INTO acked VALUES (?, @@server_id)", id)
-				took := time.Since(begin)
-				mu.Lock()
-				switch {
-				case err == nil:
-					acked = append(acked, id)
-				case errors.Is(err, rwshard.ErrPrimaryUnavailable):
-					unavailable++
-					slowestFail = max(slowestFail, took)
-				default:
-					// In flight when the primary died: outcome unknown,
-					// not acknowledged.
-					otherWriteErr = append(otherWriteErr, err)
-				}
-				mu.Unlock()
-				if err != nil {
-					time.Sleep(50 * time.Millisecond)
-				}
-			}
-		})
-	}
-	for range 4 {
-		wg.Go(func() {
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				var n int
-				if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM acked").Scan(&n); err != nil {
-					readErrs.Add(1)
-					t.Errorf("read failed: %v", err)
-				}
-				reads.Add(1)
-			}
-		})
-	}
+	workers(&wg, 2, stop, func() {
+		id := int(nextID.Add(1))
+		begin := time.Now()
+		_, err := db.ExecContext(ctx, "INSERT INTO acked VALUES (?, @@server_id)", id)
+		took := time.Since(begin)
+		mu.Lock()
+		switch {
+		case err == nil:
+			acked = append(acked, id)
+		case errors.Is(err, rwshard.ErrPrimaryUnavailable):
+			unavailable++
+			slowestFail = max(slowestFail, took)
+		default:
+			// In flight when the primary died: outcome unknown,
+			// not acknowledged.
+			otherWriteErr = append(otherWriteErr, err)
+		}
+		mu.Unlock()
+		if err != nil {
+			time.Sleep(50 * time.Millisecond)
+		}
+	})
+	workers(&wg, 4, stop, func() {
+		var n int
+		if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM acked").Scan(&n); err != nil {
+			readErrs.Add(1)
+			t.Errorf("read failed: %v", err)
+		}
+		reads.Add(1)
+	})
 	time.Sleep(2 * time.Second)
 	require.NoError(t, l.Kill(primary))
 	time.Sleep(3 * time.Second)
@@ -309,26 +298,17 @@ func TestChaosSwitchover(t *testing.T) {
 	var nextID atomic.Int64
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
-	for range 4 {
-		wg.Go(func() {
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				id := int(nextID.Add(1))
-				_, err := db.ExecContext(ctx, "INSERT INTO sw VALUES (?, @@server_id)", id)
-				mu.Lock()
-				if err != nil {
-					failed = append(failed, err)
-				} else {
-					acked = append(acked, id)
-				}
-				mu.Unlock()
-			}
-		})
-	}
+	workers(&wg, 4, stop, func() {
+		id := int(nextID.Add(1))
+		_, err := db.ExecContext(ctx, "INSERT INTO sw VALUES (?, @@server_id)", id)
+		mu.Lock()
+		if err != nil {
+			failed = append(failed, err)
+		} else {
+			acked = append(acked, id)
+		}
+		mu.Unlock()
+	})
 	time.Sleep(time.Second)
 	begin := time.Now()
 	require.NoError(t, l.Switchover(ctx, newPrimary))

@@ -254,44 +254,18 @@ func (c *conn) QueryContext(ctx context.Context, q string, args []driver.NamedVa
 }
 
 func (c *conn) query(ctx context.Context, q string, args []driver.NamedValue, prepared bool) (driver.Rows, error) {
-	cls, d, h, err := c.route(ctx, q)
-	if err != nil {
-		return nil, err
-	}
-	run := func(dc driver.Conn) (outcome, error) {
+	out, b, cls, err := c.statement(ctx, q, func(dc driver.Conn) (outcome, error) {
 		r, st, err := query(ctx, dc, q, args, prepared)
 		return outcome{rows: r, st: st}, err
-	}
-	if c.onSession(d) {
-		b, err := c.session(ctx, cls, d, q)
-		if err != nil {
-			return nil, err
-		}
-		if err := c.checkSessionTarget(b, cls, d, q); err != nil {
-			return nil, err
-		}
-		out, err := run(b.dc)
-		if err == nil {
-			c.applyEffects(cls.Effect)
-			c.openRows++
-			return &rows{Rows: out.rows, st: out.st, c: c, write: isWrite(cls.Kind), ctx: ctx}, nil
-		}
-		if !c.dropSoft(err) {
-			err = c.sessionErr(err, d, q)
-			c.unpin()
-			return nil, err
-		}
-	}
-	out, b, err := c.dispatch(ctx, cls, d, h, q, run)
+	})
 	if err != nil {
 		return nil, err
 	}
-	if c.cl.isPrimary(b.node) && c.sess == nil {
-		c.sess = b // held for the caller (see conn)
-		c.openRows++
-		return &rows{Rows: out.rows, st: out.st, c: c, write: isWrite(cls.Kind), ctx: ctx}, nil
+	if b != nil {
+		return &rows{Rows: out.rows, st: out.st, b: b}, nil
 	}
-	return &rows{Rows: out.rows, st: out.st, b: b}, nil
+	c.openRows++
+	return &rows{Rows: out.rows, st: out.st, c: c, write: isWrite(cls.Kind), ctx: ctx}, nil
 }
 
 // ExecContext routes and runs a statement without rows.
@@ -300,47 +274,59 @@ func (c *conn) ExecContext(ctx context.Context, q string, args []driver.NamedVal
 }
 
 func (c *conn) exec(ctx context.Context, q string, args []driver.NamedValue, prepared bool) (driver.Result, error) {
-	cls, d, h, err := c.route(ctx, q)
+	out, b, cls, err := c.statement(ctx, q, func(dc driver.Conn) (outcome, error) {
+		res, err := exec(ctx, dc, q, args, prepared)
+		return outcome{res: res}, err
+	})
 	if err != nil {
 		return nil, err
 	}
-	run := func(dc driver.Conn) (outcome, error) {
-		res, err := exec(ctx, dc, q, args, prepared)
-		return outcome{res: res}, err
+	if b != nil {
+		c.wrote(ctx, b, isWrite(cls.Kind))
+		b.release(false)
+	} else {
+		c.wrote(ctx, c.sess, isWrite(cls.Kind))
+		c.unpin()
+	}
+	return out.res, nil
+}
+
+// statement routes q and runs do: on the held session connection, or
+// dispatched to a node. A dispatched statement's backend is returned for
+// the caller to release; nil means it ran on (or now is) c.sess.
+func (c *conn) statement(ctx context.Context, q string, do work) (outcome, *backend, router.Class, error) {
+	cls, d, h, err := c.route(ctx, q)
+	if err != nil {
+		return outcome{}, nil, cls, err
 	}
 	if c.onSession(d) {
 		b, err := c.session(ctx, cls, d, q)
 		if err != nil {
-			return nil, err
+			return outcome{}, nil, cls, err
 		}
 		if err := c.checkSessionTarget(b, cls, d, q); err != nil {
-			return nil, err
+			return outcome{}, nil, cls, err
 		}
-		out, err := run(b.dc)
+		out, err := do(b.dc)
 		if err == nil {
 			c.applyEffects(cls.Effect)
-			c.wrote(ctx, b, isWrite(cls.Kind))
-			c.unpin()
-			return out.res, nil
+			return out, nil, cls, nil
 		}
 		if !c.dropSoft(err) {
 			err = c.sessionErr(err, d, q)
 			c.unpin()
-			return nil, err
+			return outcome{}, nil, cls, err
 		}
 	}
-	out, b, err := c.dispatch(ctx, cls, d, h, q, run)
+	out, b, err := c.dispatch(ctx, cls, d, h, q, do)
 	if err != nil {
-		return nil, err
+		return outcome{}, nil, cls, err
 	}
 	if c.cl.isPrimary(b.node) && c.sess == nil {
 		c.sess = b // held for the caller (see conn)
-		c.wrote(ctx, b, isWrite(cls.Kind))
-	} else {
-		c.wrote(ctx, b, isWrite(cls.Kind))
-		b.release(false)
+		return out, nil, cls, nil
 	}
-	return out.res, nil
+	return out, b, cls, nil
 }
 
 // checkSessionTarget refuses to send anything but a plain read into a
