@@ -18,7 +18,7 @@ mariadb:
 	./scripts/install-mariadb
 
 check:
-	@test -z "$$(gofmt -l . | tee /dev/stderr)" || (echo "gofmt needed on the files above" && exit 1)
+	@unformatted=$$(gofmt -l .); if [ -n "$$unformatted" ]; then echo "gofmt needed on: $$unformatted"; exit 1; fi
 	$(GO) vet ./...
 
 # Benchmarks against the lab: rwshard vs go-sql-driver/mysql direct.
