@@ -4,7 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/rwshard/rwshard"
 	"github.com/rwshard/rwshard/internal/lab"
@@ -56,11 +58,26 @@ func oneReplicaDSN(primary, replica *lab.Node, params string) string {
 	return dsn
 }
 
+// cpuTime is this process's user+system CPU time: the client-side cost
+// of a statement, which wall time (dominated by the round trip and the
+// server, and noisy on a small machine) hides.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// reportCPU adds a cpu-ns/op metric.
+func reportCPU(b *testing.B, start time.Duration) {
+	b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op")
+}
+
 func benchQuery(b *testing.B, db *sql.DB) {
 	ctx := context.Background()
 	var name string
 	var n int64
 	b.ReportAllocs()
+	defer reportCPU(b, cpuTime())
 	i := 0
 	for b.Loop() {
 		if err := db.QueryRowContext(ctx, "SELECT name, n FROM bench WHERE id = ?", 1+i%1000).Scan(&name, &n); err != nil {
@@ -80,6 +97,7 @@ func benchPrepared(b *testing.B, db *sql.DB) {
 	var name string
 	var n int64
 	b.ReportAllocs()
+	defer reportCPU(b, cpuTime())
 	i := 0
 	for b.Loop() {
 		if err := st.QueryRowContext(ctx, 1+i%1000).Scan(&name, &n); err != nil {
