@@ -24,6 +24,9 @@ type node struct {
 	h        *health.Node // probed state; up and unfenced when health is off
 	inFlight atomic.Int64
 	latency  balance.EWMA
+	queries  atomic.Uint64 // statements sent
+	errors   atomic.Uint64 // connection-class failures
+	retries  atomic.Uint64 // reads retried elsewhere after failing here
 	nodeProbeState
 }
 
@@ -38,6 +41,29 @@ type cluster struct {
 	classifier *router.Classifier
 	budget     *health.Budget
 	cands      sync.Pool // *[]balance.Candidate, one per concurrent pick
+
+	routes       [router.NumReasons]atomic.Uint64 // statements per final reason
+	reads        atomic.Uint64                    // plain reads (Kind Read) routed
+	primaryReads atomic.Uint64                    // of which the primary served
+}
+
+// count records a routed statement: its final reason, and the node that
+// ran it (b is nil when it could not run anywhere).
+func (cl *cluster) count(d router.Decision, cls router.Class, b *backend, err error) {
+	cl.routes[d.Reason].Add(1)
+	if b == nil {
+		return
+	}
+	b.node.queries.Add(1)
+	if err != nil && isBadConn(err) {
+		b.node.errors.Add(1)
+	}
+	if cls.Kind == router.Read {
+		cl.reads.Add(1)
+		if cl.isPrimary(b.node) {
+			cl.primaryReads.Add(1)
+		}
+	}
 }
 
 // primary returns the node currently taken as primary.

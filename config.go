@@ -2,6 +2,7 @@ package rwshard
 
 import (
 	"fmt"
+	"log/slog"
 	"maps"
 	"math"
 	"slices"
@@ -188,6 +189,14 @@ type Config struct {
 	RetryBudget float64
 	// Observer receives health and routing events, repeats folded.
 	Observer health.Observer
+
+	// RouteLog logs one line per statement (target, reason, SQL, time) to
+	// Logger, or slog.Default() when Logger is nil: ShardingSphere's
+	// sql-show. Off by default. String literals and arguments are
+	// redacted unless LogArgs.
+	RouteLog bool
+	LogArgs  bool
+	Logger   *slog.Logger
 
 	// dbs are existing handles given to OpenDB, in Nodes order. They are
 	// not closed by rwshard.

@@ -254,7 +254,7 @@ func (c *conn) QueryContext(ctx context.Context, q string, args []driver.NamedVa
 }
 
 func (c *conn) query(ctx context.Context, q string, args []driver.NamedValue, prepared bool) (driver.Rows, error) {
-	out, b, cls, err := c.statement(ctx, q, func(dc driver.Conn) (outcome, error) {
+	out, b, cls, err := c.statement(ctx, q, args, func(dc driver.Conn) (outcome, error) {
 		r, st, err := query(ctx, dc, q, args, prepared)
 		return outcome{rows: r, st: st}, err
 	})
@@ -274,7 +274,7 @@ func (c *conn) ExecContext(ctx context.Context, q string, args []driver.NamedVal
 }
 
 func (c *conn) exec(ctx context.Context, q string, args []driver.NamedValue, prepared bool) (driver.Result, error) {
-	out, b, cls, err := c.statement(ctx, q, func(dc driver.Conn) (outcome, error) {
+	out, b, cls, err := c.statement(ctx, q, args, func(dc driver.Conn) (outcome, error) {
 		res, err := exec(ctx, dc, q, args, prepared)
 		return outcome{res: res}, err
 	})
@@ -294,39 +294,62 @@ func (c *conn) exec(ctx context.Context, q string, args []driver.NamedValue, pre
 // statement routes q and runs do: on the held session connection, or
 // dispatched to a node. A dispatched statement's backend is returned for
 // the caller to release; nil means it ran on (or now is) c.sess.
-func (c *conn) statement(ctx context.Context, q string, do work) (outcome, *backend, router.Class, error) {
+func (c *conn) statement(ctx context.Context, q string, args []driver.NamedValue, do work) (outcome, *backend, router.Class, error) {
 	cls, d, h, err := c.route(ctx, q)
 	if err != nil {
 		return outcome{}, nil, cls, err
 	}
-	if c.onSession(d) {
-		b, err := c.session(ctx, cls, d, q)
-		if err != nil {
-			return outcome{}, nil, cls, err
+	var start time.Time
+	if c.cl.cfg.RouteLog {
+		start = time.Now()
+	}
+	out, b, held, err := c.run(ctx, cls, &d, h, q, do)
+	if c.cl.cfg.RouteLog {
+		node := d.Node
+		if b != nil {
+			node = b.node.name
 		}
-		if err := c.checkSessionTarget(b, cls, d, q); err != nil {
-			return outcome{}, nil, cls, err
+		c.logRoute(ctx, q, args, d, node, start, err)
+	}
+	if held {
+		b = nil // it ran on, or now is, c.sess
+	}
+	return out, b, cls, err
+}
+
+// run executes a routed statement on the held session connection or on a
+// dispatched backend, and counts it. held reports that b is c.sess.
+func (c *conn) run(ctx context.Context, cls router.Class, d *router.Decision, h hint.Hint, q string, do work) (outcome, *backend, bool, error) {
+	if c.onSession(*d) {
+		b, err := c.session(ctx, cls, *d, q)
+		if err != nil {
+			return outcome{}, nil, false, err
+		}
+		if err := c.checkSessionTarget(b, cls, *d, q); err != nil {
+			return outcome{}, nil, false, err
 		}
 		out, err := do(b.dc)
+		c.cl.count(*d, cls, b, err)
 		if err == nil {
 			c.applyEffects(cls.Effect)
-			return out, nil, cls, nil
+			return out, b, true, nil
 		}
 		if !c.dropSoft(err) {
-			err = c.sessionErr(err, d, q)
+			err = c.sessionErr(err, *d, q)
 			c.unpin()
-			return outcome{}, nil, cls, err
+			return outcome{}, nil, false, err
 		}
 	}
 	out, b, err := c.dispatch(ctx, cls, d, h, q, do)
+	c.cl.count(*d, cls, b, err)
 	if err != nil {
-		return outcome{}, nil, cls, err
+		return outcome{}, nil, false, err
 	}
 	if c.cl.isPrimary(b.node) && c.sess == nil {
 		c.sess = b // held for the caller (see conn)
-		return out, nil, cls, nil
+		return out, b, true, nil
 	}
-	return out, b, cls, nil
+	return out, b, false, nil
 }
 
 // checkSessionTarget refuses to send anything but a plain read into a
@@ -386,7 +409,7 @@ func (c *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, e
 		var err error
 		if opts.ReadOnly && c.cl.cfg.ReadOnlyTx == TxReadReplica {
 			d.Target = router.ToReplica
-			out, b, err = c.dispatchRead(ctx, d, hint.Hint{}, "BEGIN", begin)
+			out, b, err = c.dispatchRead(ctx, &d, hint.Hint{}, "BEGIN", begin)
 		} else {
 			out, b, err = c.dispatchPrimary(ctx, router.Class{Kind: router.Write}, d, "BEGIN", begin)
 		}

@@ -110,7 +110,8 @@ func (c *conn) filter(ctx context.Context, h hint.Hint) readFilter {
 // dispatch runs a statement that is not bound to the session: on a
 // replica for a read, on the primary otherwise. It returns the checked-out
 // backend; the caller releases or keeps it.
-func (c *conn) dispatch(ctx context.Context, cls router.Class, d router.Decision, h hint.Hint, q string, do work) (outcome, *backend, error) {
+// The final reason (a read may fall back to the primary) is left in d.
+func (c *conn) dispatch(ctx context.Context, cls router.Class, d *router.Decision, h hint.Hint, q string, do work) (outcome, *backend, error) {
 	c.cl.budget.Request()
 	switch d.Target {
 	case router.ToNode:
@@ -123,12 +124,12 @@ func (c *conn) dispatch(ctx context.Context, cls router.Class, d router.Decision
 			if cls.Kind != router.Read {
 				return outcome{}, nil, &RouteError{Node: n.name, Reason: cls.Kind.String(), Statement: quote(q), Err: ErrWriteToReplica}
 			}
-			return onNode(ctx, n, d, q, do)
+			return onNode(ctx, n, *d, q, do)
 		}
 	case router.ToReplica:
 		return c.dispatchRead(ctx, d, h, q, do)
 	}
-	return c.dispatchPrimary(ctx, cls, d, q, do)
+	return c.dispatchPrimary(ctx, cls, *d, q, do)
 }
 
 // errNotCaughtUp: a causal read's replica did not apply the session's GTID
@@ -140,33 +141,35 @@ var errNotCaughtUp = errors.New("replica did not reach the session's GTID in tim
 // returning rows it is retried once on another node, within the retry
 // budget. With no qualifying replica it falls back to the primary
 // (counted, reported) or fails, as configured.
-func (c *conn) dispatchRead(ctx context.Context, d router.Decision, h hint.Hint, q string, do work) (outcome, *backend, error) {
+func (c *conn) dispatchRead(ctx context.Context, d *router.Decision, h hint.Hint, q string, do work) (outcome, *backend, error) {
 	f := c.filter(ctx, h)
-	n, wait, err := c.pickForRead(&f, &d, q)
+	n, wait, err := c.pickForRead(&f, d, q)
 	if err != nil {
 		return outcome{}, nil, err
 	}
-	out, b, err := onNode(ctx, n, d, q, c.withWait(ctx, wait, do))
+	out, b, err := onNode(ctx, n, *d, q, c.withWait(ctx, wait, do))
 	if err == nil {
 		return out, b, nil
 	}
 	switch {
 	case errors.Is(err, errNotCaughtUp):
 		d.Reason = router.ReasonReadYourWrites
-		return c.dispatchPrimary(ctx, router.Class{Kind: router.Read}, d, q, do)
+		return c.dispatchPrimary(ctx, router.Class{Kind: router.Read}, *d, q, do)
 	case !connectionClass(ctx, err):
 		return outcome{}, nil, err
 	}
 	c.cl.mon.Failure(n.index, err)
+	n.errors.Add(1)
 	if !c.cl.budget.Retry(time.Now()) {
 		return outcome{}, nil, err
 	}
 	c.cl.mon.Emit(health.Event{Kind: health.ReadRetried, Node: n.name, Err: err})
+	n.retries.Add(1)
 	f.exclude = n
-	if n, wait, err = c.pickForRead(&f, &d, q); err != nil {
+	if n, wait, err = c.pickForRead(&f, d, q); err != nil {
 		return outcome{}, nil, err
 	}
-	return onNode(ctx, n, d, q, c.withWait(ctx, wait, do))
+	return onNode(ctx, n, *d, q, c.withWait(ctx, wait, do))
 }
 
 // pickForRead chooses the node for a read. For a causal read with no
@@ -255,6 +258,7 @@ func (c *conn) dispatchPrimary(ctx context.Context, cls router.Class, d router.D
 			return out, b, nil
 		case notSent(err) && ctx.Err() == nil:
 			c.cl.mon.Failure(n.index, err)
+			n.errors.Add(1)
 		case readOnlyRejection(err) && !retried && isWrite(cls.Kind):
 			retried = true
 			c.cl.mon.ReadOnly(n.index)

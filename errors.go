@@ -76,9 +76,10 @@ func (e *RouteError) Unwrap() error { return e.Err }
 // maxQuoted is how much of a statement an error quotes.
 const maxQuoted = 80
 
-// quote shortens a statement for an error message.
+// quote shortens a statement for an error message, its string literals
+// redacted.
 func quote(sql string) string {
-	sql = strings.TrimSpace(sql)
+	sql = redactLiterals(strings.TrimSpace(sql))
 	if len(sql) <= maxQuoted {
 		return sql
 	}

@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"time"
+
+	"github.com/rwshard/rwshard/router"
 )
 
 // NodeStats is one node as the router sees it now.
@@ -17,11 +19,27 @@ type NodeStats struct {
 	LagKnown bool
 	InFlight int64
 	Latency  time.Duration // EWMA of statement latency
+	Queries  uint64        // statements sent to the node
+	Errors   uint64        // connection-class failures on real traffic
+	Retries  uint64        // reads that failed here and were retried elsewhere
 }
 
-// Stats is a snapshot of the cluster.
+// Stats is a snapshot of the cluster: the visible record of where
+// statements went and why.
 type Stats struct {
 	Nodes []NodeStats
+	// Routes counts statements by the final reason of their routing
+	// decision (router.Reason names: "replica", "write", "locking-read",
+	// "read-your-writes", "no-healthy-replica", …).
+	Routes map[string]uint64
+	// Reads counts plain reads; PrimaryReads those the primary served
+	// (fallbacks, read-your-writes, hints, max-lag). A router that sends
+	// too many reads to the primary has failed its purpose: watch
+	// PrimaryReadShare.
+	Reads, PrimaryReads uint64
+	PrimaryReadShare    float64
+	// Fallbacks: reads sent to the primary because no replica qualified.
+	Fallbacks uint64
 	// Retries made and refused by the retry budget.
 	Retries, RetriesRefused uint64
 }
@@ -36,11 +54,25 @@ func (c *Connector) Stats() Stats {
 		s.Nodes = append(s.Nodes, NodeStats{
 			Name: n.name, Primary: n == prim, Up: n.h.Up(), Fenced: n.h.Fenced(),
 			Lag: lag, LagKnown: known, InFlight: n.inFlight.Load(), Latency: n.latency.Value(),
+			Queries: n.queries.Load(), Errors: n.errors.Load(), Retries: n.retries.Load(),
 		})
 	}
+	s.Routes = make(map[string]uint64, router.NumReasons)
+	for r := range router.NumReasons {
+		if v := cl.routes[r].Load(); v > 0 {
+			s.Routes[r.String()] = v
+		}
+	}
+	s.Reads, s.PrimaryReads = cl.reads.Load(), cl.primaryReads.Load()
+	if s.Reads > 0 {
+		s.PrimaryReadShare = float64(s.PrimaryReads) / float64(s.Reads)
+	}
+	s.Fallbacks = cl.routes[router.ReasonNoHealthyReplica].Load()
 	s.Retries, s.RetriesRefused = cl.budget.Counts()
 	return s
 }
+
+var errNotRwshard = errors.New("rwshard: not an rwshard *sql.DB")
 
 // ConnectorOf returns the rwshard Connector behind db, which may come from
 // sql.Open("rwshard", …), sql.OpenDB(connector) or OpenDB. It borrows one
@@ -55,7 +87,7 @@ func ConnectorOf(ctx context.Context, db *sql.DB) (*Connector, error) {
 	err = sc.Raw(func(dc any) error {
 		rc, ok := dc.(*conn)
 		if !ok {
-			return errors.New("rwshard: not an rwshard *sql.DB")
+			return errNotRwshard
 		}
 		c = rc.connector
 		return nil

@@ -34,10 +34,11 @@ const (
 	ReasonReadYourWrites                 // read after a write in the session: primary
 	ReasonNoHealthyReplica               // no replica qualified: fell back to the primary
 	ReasonMaxLag                         // healthy replicas, none within the hint's lag bound: primary
-	numReasons
+	// NumReasons is the number of reasons, for arrays of counters.
+	NumReasons
 )
 
-var reasonNames = [numReasons]string{
+var reasonNames = [NumReasons]string{
 	ReasonUnknown:          "unknown",
 	ReasonWrite:            "write",
 	ReasonLockingRead:      "locking-read",
@@ -54,7 +55,7 @@ var reasonNames = [numReasons]string{
 
 // String returns the reason's name, e.g. "locking-read".
 func (r Reason) String() string {
-	if r < numReasons {
+	if r < NumReasons {
 		return reasonNames[r]
 	}
 	return "unknown"
@@ -62,7 +63,7 @@ func (r Reason) String() string {
 
 // Reasons lists every reason, for metrics that want all series up front.
 func Reasons() []Reason {
-	out := make([]Reason, numReasons)
+	out := make([]Reason, NumReasons)
 	for i := range out {
 		out[i] = Reason(i)
 	}

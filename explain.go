@@ -1,0 +1,230 @@
+package rwshard
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/rwshard/rwshard/hint"
+	"github.com/rwshard/rwshard/router"
+)
+
+// Plan is where a statement would run and why, as Explain sees it.
+type Plan struct {
+	// SQL is the text that would be sent (unchanged without sharding).
+	SQL string
+	// Kind is the classifier's verdict: read, session-read, locking-read,
+	// write or unknown.
+	Kind string
+	// Effects on the session: pin, tx-begin, tx-end, autocommit-off,
+	// autocommit-on.
+	Effects    []string
+	Statements int
+	// Reason is the routing reason, as in Stats and the route log.
+	Reason string
+	// Targets are the nodes that may run it: for a replica read, every
+	// replica that qualifies now (the balancer picks one per execution).
+	Targets []string
+	// Hint is the hint that applied, with its source, or "".
+	Hint string
+	// Consistency says what the read rules decided for this context.
+	Consistency string
+}
+
+func (p Plan) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "kind: %s", p.Kind)
+	if len(p.Effects) > 0 {
+		fmt.Fprintf(&b, " (%s)", strings.Join(p.Effects, ", "))
+	}
+	fmt.Fprintf(&b, "\nreason: %s\ntargets: %s", p.Reason, strings.Join(p.Targets, ", "))
+	if p.Hint != "" {
+		fmt.Fprintf(&b, "\nhint: %s", p.Hint)
+	}
+	if p.Consistency != "" {
+		fmt.Fprintf(&b, "\nconsistency: %s", p.Consistency)
+	}
+	fmt.Fprintf(&b, "\nsql: %s", p.SQL)
+	return b.String()
+}
+
+var effectNames = []struct {
+	e    router.Effect
+	name string
+}{{router.Pin, "pin"}, {router.TxBegin, "tx-begin"}, {router.TxEnd, "tx-end"},
+	{router.AutocommitOff, "autocommit-off"}, {router.AutocommitOn, "autocommit-on"}}
+
+// Explain returns the plan of a statement on db (an rwshard *sql.DB)
+// without running it: its classification, the hint that applied, the
+// routing reason and the nodes that may run it now, given the hints and
+// session carried by ctx and the current health of every node. It sees a
+// fresh logical connection: no open transaction or pinned session. args
+// are the statement's arguments (used by sharding to find shard keys).
+func Explain(ctx context.Context, db *sql.DB, query string, args ...any) (Plan, error) {
+	c, err := ConnectorOf(ctx, db)
+	if err != nil {
+		return Plan{}, err
+	}
+	return c.Explain(ctx, query, args...)
+}
+
+// ExplainConn is Explain on one *sql.Conn: it sees that connection's open
+// transaction or pinned session.
+func ExplainConn(ctx context.Context, sc *sql.Conn, query string, args ...any) (Plan, error) {
+	var p Plan
+	err := sc.Raw(func(dc any) error {
+		lc, ok := dc.(*conn)
+		if !ok {
+			return errNotRwshard
+		}
+		var err error
+		p, err = lc.explain(ctx, query)
+		return err
+	})
+	return p, err
+}
+
+// Explain is the Connector's form of Explain.
+func (c *Connector) Explain(ctx context.Context, query string, _ ...any) (Plan, error) {
+	return (&conn{cl: c.cl, connector: c}).explain(ctx, query)
+}
+
+func (lc *conn) explain(ctx context.Context, query string) (Plan, error) {
+	c := lc.connector
+	cls, d, h, err := lc.route(ctx, query)
+	if err != nil {
+		return Plan{}, err
+	}
+	p := Plan{SQL: query, Kind: cls.Kind.String(), Statements: cls.Statements, Reason: d.Reason.String()}
+	for _, en := range effectNames {
+		if cls.Effect.Has(en.e) {
+			p.Effects = append(p.Effects, en.name)
+		}
+	}
+	p.Hint = describeHint(ctx, cls.Hint, h)
+	cl := c.cl
+	switch {
+	case d.Target == router.ToNode:
+		n := cl.byName[d.Node]
+		if n == nil {
+			return p, &RouteError{Node: d.Node, Reason: d.Reason.String(), Statement: quote(query), Err: ErrUnknownNode}
+		}
+		if !cl.isPrimary(n) && cls.Kind != router.Read {
+			return p, &RouteError{Node: n.name, Reason: cls.Kind.String(), Statement: quote(query), Err: ErrWriteToReplica}
+		}
+		p.Targets = []string{n.name}
+	case d.Target == router.ToReplica:
+		f := lc.filter(ctx, h)
+		p.Consistency = describeConsistency(cl.cfg, f)
+		prim := cl.primary()
+		anyHealthy := false
+		for _, n := range cl.nodes {
+			ok, healthy := f.eligible(n, n == prim)
+			anyHealthy = anyHealthy || healthy
+			if ok {
+				p.Targets = append(p.Targets, n.name)
+			}
+		}
+		if len(p.Targets) == 0 {
+			switch {
+			case anyHealthy && f.since.IsZero() && f.gtid.IsZero():
+				p.Reason = router.ReasonMaxLag.String()
+			case anyHealthy:
+				p.Reason = router.ReasonReadYourWrites.String()
+			case cl.cfg.Fallback == FallbackError:
+				return p, &RouteError{Reason: router.ReasonNoHealthyReplica.String(), Statement: quote(query), Err: ErrNoReplica}
+			default:
+				p.Reason = router.ReasonNoHealthyReplica.String()
+			}
+			p.Targets = []string{prim.name}
+		}
+	case d.Target == router.ToSession && lc.sess != nil:
+		p.Targets = []string{lc.sess.node.name}
+	default:
+		p.Targets = []string{cl.primary().name}
+	}
+	return p, nil
+}
+
+func describeHint(ctx context.Context, comment, merged hint.Hint) string {
+	if merged.IsZero() {
+		return ""
+	}
+	src := "comment"
+	if ch, ok := hint.FromContext(ctx); ok && !ch.IsZero() {
+		src = "context"
+		if !comment.IsZero() {
+			src = "context and comment"
+		}
+	}
+	var parts []string
+	switch merged.Route {
+	case hint.PrimaryOnly:
+		parts = append(parts, "primary")
+	case hint.ReplicaOK:
+		parts = append(parts, "replica")
+	case hint.NodeOnly:
+		parts = append(parts, "node="+merged.Node)
+	}
+	if merged.MaxLag > 0 {
+		parts = append(parts, "max_lag="+merged.MaxLag.String())
+	}
+	return src + ": " + strings.Join(parts, ", ")
+}
+
+func describeConsistency(cfg *Config, f readFilter) string {
+	switch {
+	case cfg.Consistency == ConsistencyEventual:
+		return "eventual: any healthy replica within the lag limit"
+	case !f.gtid.IsZero():
+		return "causal: replicas that applied GTID " + f.gtid.String()
+	case !f.since.IsZero():
+		return fmt.Sprintf("%s: last write %s ago; replicas with data as of it", cfg.Consistency,
+			time.Since(f.since).Round(time.Millisecond))
+	default:
+		return string(cfg.Consistency) + ": no write in this session; any healthy replica within the lag limit"
+	}
+}
+
+// logRoute writes the route log line of one statement (Config.RouteLog).
+func (c *conn) logRoute(ctx context.Context, q string, args []driver.NamedValue, d router.Decision, node string, start time.Time, err error) {
+	cfg := c.cl.cfg
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	sqlText := q
+	if !cfg.LogArgs {
+		sqlText = redactLiterals(q)
+	}
+	if len(sqlText) > 200 {
+		sqlText = sqlText[:200] + "…"
+	}
+	attrs := []slog.Attr{
+		slog.String("node", node),
+		slog.String("reason", d.Reason.String()),
+		slog.String("sql", sqlText),
+		slog.Duration("took", time.Since(start)),
+	}
+	if len(args) > 0 {
+		if cfg.LogArgs {
+			vals := make([]any, len(args))
+			for i, a := range args {
+				vals[i] = a.Value
+			}
+			attrs = append(attrs, slog.Any("args", vals))
+		} else {
+			attrs = append(attrs, slog.Int("args", len(args)))
+		}
+	}
+	level := slog.LevelInfo
+	if err != nil {
+		level = slog.LevelWarn
+		attrs = append(attrs, slog.String("err", redactLiterals(err.Error())))
+	}
+	logger.LogAttrs(ctx, level, "rwshard route", attrs...)
+}
