@@ -1,7 +1,9 @@
 // Command quickstart starts a local MariaDB replication lab (one primary,
 // two replicas, real GTID replication on loopback) and runs a small order
-// service workload through rwshard, printing where every statement ran and
-// why.
+// service through rwshard, printing where every statement ran and why:
+// read/write splitting, hints, a transaction, a pinned session, a lagging
+// replica fenced, read-your-writes in a session, a replica killed while
+// reads go on, and the resulting Stats.
 //
 //	make demo        # or: go run ./examples/quickstart
 package main
@@ -10,8 +12,10 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
+	"sort"
 	"strings"
 	"time"
 
@@ -23,140 +27,310 @@ import (
 )
 
 func main() {
-	if err := run(); err != nil {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	begin := time.Now()
+	fmt.Println("starting the lab: 1 primary + 2 replicas, GTID replication on 127.0.0.1 ...")
+	l, err := lab.Start(ctx, lab.RW())
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "quickstart:", err)
+		os.Exit(1)
+	}
+	fmt.Printf("lab up and replicating in %s\n", time.Since(begin).Round(10*time.Millisecond))
+	err = run(ctx, os.Stdout, l)
+	l.Stop()
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "quickstart:", err)
 		os.Exit(1)
 	}
 }
 
-func run() error {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
+// demo carries what every step needs.
+type demo struct {
+	ctx context.Context
+	out io.Writer
+	l   *lab.Lab
+	db  *sql.DB
+	c   *rwshard.Connector
+}
 
-	begin := time.Now()
-	fmt.Println("starting the lab: 1 primary + 2 replicas, GTID replication on 127.0.0.1 ...")
-	l, err := lab.Start(ctx, lab.RW())
-	if err != nil {
-		return err
-	}
-	defer l.Stop()
-	fmt.Printf("lab up and replicating in %s\n", time.Since(begin).Round(10*time.Millisecond))
+func run(ctx context.Context, out io.Writer, l *lab.Lab) error {
 	for _, n := range l.Nodes() {
-		fmt.Printf("  %-9s %s  server_id=%d\n", n.Name, n.Addr(), n.ServerID)
+		fmt.Fprintf(out, "  %-9s %s  server_id=%d\n", n.Name, n.Addr(), n.ServerID)
 	}
-
-	dsn := fmt.Sprintf("%s:%s@tcp(%s),tcp(%s),tcp(%s)/%s?parseTime=true",
-		lab.AppUser, lab.AppPassword, l.Primary().Addr(), l.Replicas()[0].Addr(), l.Replicas()[1].Addr(), lab.AppDatabase)
-	fmt.Printf("\nsql.Open(%q, %q)\n", rwshard.DriverName, redact(dsn))
+	hosts := []string{"tcp(" + l.Primary().Addr() + ")"}
+	for _, r := range l.Replicas() {
+		hosts = append(hosts, "tcp("+r.Addr()+")")
+	}
+	dsn := fmt.Sprintf("%s:%s@%s/%s?parseTime=true&rwshard.probeInterval=250ms&rwshard.maxReplicaLag=1s",
+		lab.AppUser, lab.AppPassword, strings.Join(hosts, ","), lab.AppDatabase)
+	fmt.Fprintf(out, "\nsql.Open(%q, %q)\n", rwshard.DriverName, redact(dsn))
 	db, err := sql.Open(rwshard.DriverName, dsn)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
+	c, err := rwshard.ConnectorOf(ctx, db)
+	if err != nil {
+		return err
+	}
+	d := &demo{ctx: ctx, out: out, l: l, db: db, c: c}
+	for _, step := range []func() error{d.splitting, d.transaction, d.lagFence, d.readYourWrites, d.replicaKilled} {
+		if err := step(); err != nil {
+			return err
+		}
+	}
+	d.stats()
+	fmt.Fprintln(out, "\nstopping the lab.")
+	return nil
+}
 
-	w := &where{l: l, db: db}
-	fmt.Println("\nstatement                                                          ran on")
-	w.exec(ctx, "CREATE TABLE orders (id BIGINT AUTO_INCREMENT PRIMARY KEY, customer INT, total DECIMAL(10,2), status VARCHAR(12), server INT)")
+// where runs a query whose last column is @@server_id and names the node.
+func (d *demo) where(ctx context.Context, q string, args ...any) (string, error) {
+	rows, err := d.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return "", err
+	}
+	defer rows.Close()
+	cols, _ := rows.Columns()
+	vals := make([]any, len(cols))
+	for i := range vals {
+		vals[i] = new(any)
+	}
+	var sid int64
+	for rows.Next() {
+		vals[len(vals)-1] = &sid
+		if err := rows.Scan(vals...); err != nil {
+			return "", err
+		}
+	}
+	return d.l.NodeByServerID(sid), rows.Err()
+}
+
+func (d *demo) show(q, node, why string) {
+	if len(q) > 62 {
+		q = q[:59] + "..."
+	}
+	fmt.Fprintf(d.out, "  %-62s %-9s %s\n", q, node, why)
+}
+
+func (d *demo) splitting() error {
+	fmt.Fprintf(d.out, "\n1. read/write splitting, decided per statement by its SQL text\n  %-62s %-9s %s\n", "statement", "ran on", "why")
+	if _, err := d.db.ExecContext(d.ctx, "CREATE TABLE orders (id BIGINT AUTO_INCREMENT PRIMARY KEY, customer INT, "+
+		"total DECIMAL(10,2), status VARCHAR(12), written_by INT)"); err != nil {
+		return err
+	}
 	for i := 1; i <= 3; i++ {
-		w.exec(ctx, fmt.Sprintf("INSERT INTO orders (customer, total, status, server) VALUES (%d, %d.50, 'new', @@server_id)", i, 10*i))
+		if _, err := d.db.ExecContext(d.ctx, "INSERT INTO orders (customer, total, status, written_by) VALUES (?, ?, 'new', @@server_id)", i, 10*i); err != nil {
+			return err
+		}
 	}
-	var server int64
-	if err := db.QueryRowContext(hint.Primary(ctx), "SELECT MAX(server) FROM orders HAVING MIN(server) = MAX(server)").Scan(&server); err != nil {
+	var writer int64
+	if err := d.db.QueryRowContext(hint.Primary(d.ctx), "SELECT MAX(written_by) FROM orders").Scan(&writer); err != nil {
 		return err
 	}
-	fmt.Printf("  %-64s %s\n", "  every INSERT stored @@server_id of where it ran", l.NodeByServerID(server))
-	if err := l.Sync(ctx, 10*time.Second); err != nil {
+	d.show("INSERT INTO orders … VALUES (…, @@server_id) ×3", d.l.NodeByServerID(writer), "write (each row records where it ran)")
+	if err := d.l.Sync(d.ctx, 10*time.Second); err != nil {
 		return err
 	}
-	for range 4 {
-		w.query(ctx, "SELECT COUNT(*) AS orders, @@server_id FROM orders")
+	for _, s := range []struct {
+		ctx  context.Context
+		q    string
+		note string
+	}{
+		{d.ctx, "SELECT COUNT(*), @@server_id FROM orders", ""},
+		{d.ctx, "SELECT COUNT(*), @@server_id FROM orders", ""},
+		{d.ctx, "SELECT status, @@server_id FROM orders WHERE id = 1 FOR UPDATE", ""},
+		{d.ctx, "SELECT LAST_INSERT_ID(), @@server_id", ""},
+		{d.ctx, "/* rwshard:primary */ SELECT total, @@server_id FROM orders WHERE id = 2", ""},
+		{hint.Node(d.ctx, "replica2"), "SELECT customer, @@server_id FROM orders WHERE id = 3", " (hint.Node)"},
+	} {
+		plan, err := rwshard.Explain(s.ctx, d.db, s.q)
+		if err != nil {
+			return err
+		}
+		node, err := d.where(s.ctx, s.q)
+		if err != nil {
+			return err
+		}
+		d.show(s.q, node, plan.Reason+s.note)
 	}
-	w.query(ctx, "SELECT status, @@server_id FROM orders WHERE id = 1 FOR UPDATE")
-	w.query(ctx, "/* rwshard:primary */ SELECT total, @@server_id FROM orders WHERE id = 2")
-	w.query(hint.Node(ctx, "replica2"), "SELECT customer, @@server_id FROM orders WHERE id = 3   -- with hint.Node(ctx, \"replica2\")")
+	return nil
+}
 
-	fmt.Println("\na transaction runs on the primary from BEGIN to COMMIT:")
-	tx, err := db.BeginTx(ctx, nil)
+func (d *demo) transaction() error {
+	fmt.Fprintln(d.out, "\n2. a transaction runs on the primary from BEGIN to COMMIT; session state pins a connection")
+	tx, err := d.db.BeginTx(d.ctx, nil)
 	if err != nil {
 		return err
 	}
 	var status string
 	var sid int64
-	if err := tx.QueryRowContext(ctx, "SELECT status, @@server_id FROM orders WHERE id = 1").Scan(&status, &sid); err != nil {
+	if err := tx.QueryRowContext(d.ctx, "SELECT status, @@server_id FROM orders WHERE id = 1").Scan(&status, &sid); err != nil {
+		tx.Rollback()
 		return err
 	}
-	fmt.Printf("  %-64s %s\n", "  SELECT status FROM orders WHERE id = 1 (in the transaction)", l.NodeByServerID(sid))
-	if _, err := tx.ExecContext(ctx, "UPDATE orders SET status = 'paid' WHERE id = 1"); err != nil {
+	if _, err := tx.ExecContext(d.ctx, "UPDATE orders SET status = 'paid' WHERE id = 1"); err != nil {
+		tx.Rollback()
 		return err
 	}
 	if err := tx.Commit(); err != nil {
 		return err
 	}
-
-	fmt.Println("\nsession state pins a *sql.Conn to one primary connection:")
-	conn, err := db.Conn(ctx)
+	d.show("SELECT status FROM orders WHERE id = 1 (in the transaction)", d.l.NodeByServerID(sid), "in-transaction")
+	conn, err := d.db.Conn(d.ctx)
 	if err != nil {
 		return err
 	}
-	if _, err := conn.ExecContext(ctx, "SET @greeting = 'hello'"); err != nil {
+	defer conn.Close()
+	if _, err := conn.ExecContext(d.ctx, "SET @greeting = 'hello'"); err != nil {
 		return err
 	}
 	var greeting string
-	if err := conn.QueryRowContext(ctx, "SELECT @greeting, @@server_id").Scan(&greeting, &sid); err != nil {
+	if err := conn.QueryRowContext(d.ctx, "SELECT @greeting, @@server_id").Scan(&greeting, &sid); err != nil {
 		return err
 	}
-	conn.Close()
-	fmt.Printf("  %-64s %s (@greeting=%q)\n", "  SET @greeting = 'hello'; SELECT @greeting", l.NodeByServerID(sid), greeting)
-
-	fmt.Println("\nthe application user cannot write on a replica (read_only, no SUPER):")
-	rdb, err := sql.Open("mysql", l.Replicas()[0].DSN(""))
-	if err != nil {
-		return err
-	}
-	defer rdb.Close()
-	_, err = rdb.ExecContext(ctx, "INSERT INTO orders (customer) VALUES (9)")
-	fmt.Printf("  INSERT straight to %s → %v\n", l.Replicas()[0].Name, err)
-	fmt.Println("\nstopping the lab.")
+	d.show("SET @greeting = 'hello'; SELECT @greeting -- one *sql.Conn", d.l.NodeByServerID(sid), "session-pinned (@greeting="+greeting+")")
 	return nil
 }
 
-// where prints the node each statement ran on, from @@server_id.
-type where struct {
-	l  *lab.Lab
-	db *sql.DB
-}
-
-func (w *where) exec(ctx context.Context, q string) {
-	if _, err := w.db.ExecContext(ctx, q); err != nil {
-		fmt.Printf("  %-64s error: %v\n", short(q), err)
-		return
-	}
-	fmt.Printf("  %-64s %s\n", short(q), "(write)")
-}
-
-func (w *where) query(ctx context.Context, q string) {
-	rows, err := w.db.QueryContext(ctx, q)
-	if err != nil {
-		fmt.Printf("  %-64s error: %v\n", short(q), err)
-		return
-	}
-	defer rows.Close()
-	var v any
-	var sid int64
-	for rows.Next() {
-		if err := rows.Scan(&v, &sid); err != nil {
-			fmt.Printf("  %-64s error: %v\n", short(q), err)
-			return
+// nodeStats returns one node's stats.
+func (d *demo) nodeStats(name string) rwshard.NodeStats {
+	for _, n := range d.c.Stats().Nodes {
+		if n.Name == name {
+			return n
 		}
 	}
-	fmt.Printf("  %-64s %s\n", short(q), w.l.NodeByServerID(sid))
+	return rwshard.NodeStats{}
 }
 
-func short(q string) string {
-	if len(q) > 64 {
-		return q[:61] + "..."
+func (d *demo) lagFence() error {
+	slow := d.l.Replicas()[0]
+	fmt.Fprintf(d.out, "\n3. %s falls 5 s behind (MASTER_DELAY=5) while the primary takes writes; maxReplicaLag=1s\n", slow.Name)
+	if err := d.l.Lag(d.ctx, slow, 5*time.Second); err != nil {
+		return err
 	}
-	return q
+	deadline := time.Now().Add(10 * time.Second)
+	for !d.nodeStats(slow.Name).Fenced || !d.nodeStats(slow.Name).LagKnown {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s was not fenced", slow.Name)
+		}
+		if _, err := d.db.ExecContext(d.ctx, "UPDATE orders SET total = total + 1 WHERE id = 2"); err != nil {
+			return err
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	n := d.nodeStats(slow.Name)
+	fmt.Fprintf(d.out, "  %s fenced: measured lag %s (from GTID positions, whatever Seconds_Behind_Master says)\n", slow.Name, n.Lag.Round(100*time.Millisecond))
+	seen := map[string]int{}
+	for range 6 {
+		node, err := d.where(d.ctx, "SELECT COUNT(*), @@server_id FROM orders")
+		if err != nil {
+			return err
+		}
+		seen[node]++
+	}
+	fmt.Fprintf(d.out, "  6 reads while fenced went to: %s\n", counts(seen))
+	if err := d.l.Lag(d.ctx, slow, 0); err != nil {
+		return err
+	}
+	for d.nodeStats(slow.Name).Fenced {
+		if time.Now().After(deadline.Add(20 * time.Second)) {
+			return fmt.Errorf("%s stayed fenced", slow.Name)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	fmt.Fprintf(d.out, "  delay removed: %s caught up and is back in rotation\n", slow.Name)
+	return nil
+}
+
+func (d *demo) readYourWrites() error {
+	fmt.Fprintln(d.out, "\n4. read-your-writes: a session (one per request) reads its own write, wherever the replicas are")
+	sess := rwshard.WithSession(d.ctx)
+	if _, err := d.db.ExecContext(sess, "UPDATE orders SET status = 'shipped' WHERE id = 2"); err != nil {
+		return err
+	}
+	var status string
+	var sid int64
+	if err := d.db.QueryRowContext(sess, "SELECT status, @@server_id FROM orders WHERE id = 2").Scan(&status, &sid); err != nil {
+		return err
+	}
+	plan, err := rwshard.Explain(sess, d.db, "SELECT status, @@server_id FROM orders WHERE id = 2")
+	if err != nil {
+		return err
+	}
+	d.show("UPDATE …; SELECT status … (same session, at once)", d.l.NodeByServerID(sid), plan.Reason+", saw "+status)
+	other := rwshard.WithSession(d.ctx)
+	node, err := d.where(other, "SELECT status, @@server_id FROM orders WHERE id = 2")
+	if err != nil {
+		return err
+	}
+	d.show("SELECT status … (another session)", node, "replica")
+	return nil
+}
+
+func (d *demo) replicaKilled() error {
+	victim := d.l.Replicas()[1]
+	fmt.Fprintf(d.out, "\n5. %s is killed (SIGKILL) under reads\n", victim.Name)
+	if err := d.l.Kill(victim); err != nil {
+		return err
+	}
+	seen := map[string]int{}
+	failed := 0
+	for range 40 {
+		node, err := d.where(d.ctx, "SELECT COUNT(*), @@server_id FROM orders")
+		if err != nil {
+			failed++
+			continue
+		}
+		seen[node]++
+		time.Sleep(10 * time.Millisecond)
+	}
+	fmt.Fprintf(d.out, "  40 reads: %d failed; served by %s; %s up: %v\n", failed, counts(seen), victim.Name, d.nodeStats(victim.Name).Up)
+	if err := d.l.Restart(d.ctx, victim); err != nil {
+		return err
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !d.nodeStats(victim.Name).Up && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	fmt.Fprintf(d.out, "  restarted: %s up again: %v\n", victim.Name, d.nodeStats(victim.Name).Up)
+	return nil
+}
+
+func (d *demo) stats() {
+	s := d.c.Stats()
+	fmt.Fprintln(d.out, "\n6. rwshard.ConnectorOf(ctx, db).Stats()")
+	reasons := make([]string, 0, len(s.Routes))
+	for r := range s.Routes {
+		reasons = append(reasons, r)
+	}
+	sort.Strings(reasons)
+	for _, r := range reasons {
+		fmt.Fprintf(d.out, "  route %-20s %d\n", r, s.Routes[r])
+	}
+	fmt.Fprintf(d.out, "  reads %d, served by the primary %d (%.0f%%), fallbacks %d, read retries %d\n",
+		s.Reads, s.PrimaryReads, 100*s.PrimaryReadShare, s.Fallbacks, s.Retries)
+	for _, n := range s.Nodes {
+		role := "replica"
+		if n.Primary {
+			role = "primary"
+		}
+		fmt.Fprintf(d.out, "  %-9s %-8s up=%-5v fenced=%-5v queries=%-4d errors=%d\n", n.Name, role, n.Up, n.Fenced, n.Queries, n.Errors)
+	}
+}
+
+func counts(m map[string]int) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s ×%d", k, m[k])
+	}
+	return strings.Join(parts, ", ")
 }
 
 func redact(dsn string) string {
