@@ -1,0 +1,366 @@
+package metrics_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/rwshard/rwshard/hint"
+	"github.com/rwshard/rwshard/metrics"
+	"github.com/rwshard/rwshard/router"
+)
+
+// TestScrape routes reads, writes and a hint.Primary read, then scrapes
+// the collector over HTTP and checks every series against what was sent
+// where.
+func TestScrape(t *testing.T) {
+	const reads, writes = 3, 2
+	c := newCluster(t)
+	for range reads {
+		expectRead(c.replica)
+	}
+	for range writes {
+		expectWrite(c.primary)
+	}
+	expectRead(c.primary) // the hint.Primary read
+
+	for range reads {
+		c.read(t, context.Background())
+	}
+	for range writes {
+		c.write(t)
+	}
+	c.read(t, hint.Primary(context.Background()))
+	c.met(t)
+
+	reg := prometheus.NewPedanticRegistry()
+	if err := reg.Register(metrics.NewCollector(c.conn)); err != nil {
+		t.Fatal(err)
+	}
+	fams := scrape(t, reg)
+
+	// Where the statements ran.
+	wantSample(t, fams, "rwshard_queries_total", l("node", "replica1", "role", "replica"), reads)
+	wantSample(t, fams, "rwshard_queries_total", l("node", "primary", "role", "primary"), writes+1)
+
+	// Why: every reason has a series, the ones not taken at 0.
+	routes := map[string]float64{"replica": reads, "write": writes, "hint-primary": 1}
+	for _, r := range router.Reasons() {
+		wantSample(t, fams, "rwshard_routes_total", l("reason", r.String()), routes[r.String()])
+	}
+	if got, want := len(fams["rwshard_routes_total"].GetMetric()), len(router.Reasons()); got != want {
+		t.Errorf("rwshard_routes_total has %d series, want %d", got, want)
+	}
+	wantSample(t, fams, "rwshard_reads_total", nil, reads+1)
+	wantSample(t, fams, "rwshard_primary_reads_total", nil, 1)
+	wantSample(t, fams, "rwshard_fallbacks_total", nil, 0)
+	wantSample(t, fams, "rwshard_retries_total", nil, 0)
+	wantSample(t, fams, "rwshard_retries_refused_total", nil, 0)
+
+	// State of the nodes: health is off with OpenDB, so both are up,
+	// unfenced, and of unknown lag.
+	for _, n := range []struct{ name, role string }{{"primary", "primary"}, {"replica1", "replica"}} {
+		primary := 0.0
+		if n.role == "primary" {
+			primary = 1
+		}
+		wantSample(t, fams, "rwshard_node_up", l("node", n.name, "role", n.role), 1)
+		wantSample(t, fams, "rwshard_node_primary", l("node", n.name), primary)
+		wantSample(t, fams, "rwshard_node_fenced", l("node", n.name), 0)
+		wantSample(t, fams, "rwshard_node_in_flight", l("node", n.name), 0)
+		wantSample(t, fams, "rwshard_node_errors_total", l("node", n.name), 0)
+		wantSample(t, fams, "rwshard_node_read_retries_total", l("node", n.name), 0)
+		if v, ok := sample(fams, "rwshard_node_latency_seconds", l("node", n.name)); !ok || v <= 0 || v > 10 {
+			t.Errorf("rwshard_node_latency_seconds{node=%q} = %v, %v; want a measured latency", n.name, v, ok)
+		}
+	}
+	if f, ok := fams["rwshard_replica_lag_seconds"]; ok {
+		t.Errorf("rwshard_replica_lag_seconds with lag unknown: %v, want no sample", f)
+	}
+
+	// Types and help.
+	for name, f := range fams {
+		want := dto.MetricType_GAUGE
+		if strings.HasSuffix(name, "_total") {
+			want = dto.MetricType_COUNTER
+		}
+		if f.GetType() != want {
+			t.Errorf("%s is a %v, want %v", name, f.GetType(), want)
+		}
+		if h := f.GetHelp(); h == "" || !strings.HasSuffix(h, ".") {
+			t.Errorf("%s: help %q, want one sentence", name, h)
+		}
+	}
+	if got, want := len(fams), 14; got != want { // 15 less the lag
+		t.Errorf("%d metric families, want %d", got, want)
+	}
+}
+
+// TestBeforeTraffic: a fresh Connector has every counter at 0 and every
+// route series, but no latency and no lag, which are unknown.
+func TestBeforeTraffic(t *testing.T) {
+	c := newCluster(t)
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(metrics.NewCollector(c.conn))
+	fams := scrape(t, reg)
+
+	for _, r := range router.Reasons() {
+		wantSample(t, fams, "rwshard_routes_total", l("reason", r.String()), 0)
+	}
+	wantSample(t, fams, "rwshard_queries_total", l("node", "primary", "role", "primary"), 0)
+	wantSample(t, fams, "rwshard_queries_total", l("node", "replica1", "role", "replica"), 0)
+	wantSample(t, fams, "rwshard_reads_total", nil, 0)
+	for _, name := range []string{"rwshard_node_latency_seconds", "rwshard_replica_lag_seconds"} {
+		if _, ok := fams[name]; ok {
+			t.Errorf("%s before any statement or probe, want no sample", name)
+		}
+	}
+	c.met(t)
+}
+
+// TestReadRetry: a read that fails on the replica with a connection-class
+// error is retried on the primary, and the failure, the retry and the
+// fallback are counted where they happened. Two more failures at once find
+// the retry budget spent (one token to start with, a tenth per request, one
+// more per second: the test would see another retry only if most of a
+// second passed between the reads).
+func TestReadRetry(t *testing.T) {
+	c := newCluster(t)
+	c.replica.ExpectQuery(readSQL).WithArgs(1).WillReturnError(io.ErrUnexpectedEOF)
+	expectRead(c.primary)
+	c.read(t, context.Background())
+	for i := range 2 {
+		c.replica.ExpectQuery(readSQL).WithArgs(1).WillReturnError(io.ErrUnexpectedEOF)
+		var name string
+		if err := c.db.QueryRow(readSQL, 1).Scan(&name); !errors.Is(err, io.ErrUnexpectedEOF) {
+			t.Fatalf("read %d: %v, want the replica's error, not retried", i+2, err)
+		}
+	}
+	c.met(t)
+
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(metrics.NewCollector(c.conn))
+	fams := scrape(t, reg)
+
+	wantSample(t, fams, "rwshard_node_errors_total", l("node", "replica1"), 3)
+	wantSample(t, fams, "rwshard_node_read_retries_total", l("node", "replica1"), 1)
+	wantSample(t, fams, "rwshard_node_errors_total", l("node", "primary"), 0)
+	wantSample(t, fams, "rwshard_node_read_retries_total", l("node", "primary"), 0)
+	wantSample(t, fams, "rwshard_retries_total", nil, 1)
+	wantSample(t, fams, "rwshard_retries_refused_total", nil, 2)
+	wantSample(t, fams, "rwshard_queries_total", l("node", "primary", "role", "primary"), 1)
+	wantSample(t, fams, "rwshard_primary_reads_total", nil, 1)
+	// With its only replica excluded, the retry is a fallback to the
+	// primary.
+	wantSample(t, fams, "rwshard_fallbacks_total", nil, 1)
+	wantSample(t, fams, "rwshard_routes_total", l("reason", "no-healthy-replica"), 1)
+}
+
+// TestLint: the exposition passes client_golang's lint (names, units,
+// suffixes, help), and the deterministic series compare equal to their
+// exposition text, help included.
+func TestLint(t *testing.T) {
+	c := newCluster(t)
+	expectRead(c.replica)
+	expectWrite(c.primary)
+	c.read(t, context.Background())
+	c.write(t)
+	c.met(t)
+
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(metrics.NewCollector(c.conn))
+	problems, err := testutil.GatherAndLint(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Errorf("lint: %s: %s", p.Metric, p.Text)
+	}
+
+	const want = `
+# HELP rwshard_queries_total Statements sent to the node, labelled with the node's role at scrape time.
+# TYPE rwshard_queries_total counter
+rwshard_queries_total{node="primary",role="primary"} 1
+rwshard_queries_total{node="replica1",role="replica"} 1
+# HELP rwshard_node_primary Whether the node is the one currently taken as primary (1) or not (0).
+# TYPE rwshard_node_primary gauge
+rwshard_node_primary{node="primary"} 1
+rwshard_node_primary{node="replica1"} 0
+# HELP rwshard_reads_total Plain reads routed, whichever node served them.
+# TYPE rwshard_reads_total counter
+rwshard_reads_total 1
+# HELP rwshard_primary_reads_total Plain reads the primary served (fallbacks, read-your-writes, hints, max-lag).
+# TYPE rwshard_primary_reads_total counter
+rwshard_primary_reads_total 0
+# HELP rwshard_routes_total Statements routed, by the reason of their final routing decision.
+# TYPE rwshard_routes_total counter
+rwshard_routes_total{reason="hint-node"} 0
+rwshard_routes_total{reason="hint-primary"} 0
+rwshard_routes_total{reason="in-transaction"} 0
+rwshard_routes_total{reason="locking-read"} 0
+rwshard_routes_total{reason="max-lag"} 0
+rwshard_routes_total{reason="no-healthy-replica"} 0
+rwshard_routes_total{reason="read-your-writes"} 0
+rwshard_routes_total{reason="replica"} 1
+rwshard_routes_total{reason="session-pinned"} 0
+rwshard_routes_total{reason="session-read"} 0
+rwshard_routes_total{reason="unknown"} 0
+rwshard_routes_total{reason="write"} 1
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want),
+		"rwshard_queries_total", "rwshard_node_primary", "rwshard_reads_total",
+		"rwshard_primary_reads_total", "rwshard_routes_total"); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestSideBySide: collectors of two clusters, told apart by a constant
+// label, register in one registry and each reports its own cluster; a
+// second collector with the same labels is refused.
+func TestSideBySide(t *testing.T) {
+	orders, users := newCluster(t), newCluster(t)
+	for range 2 {
+		expectRead(orders.replica)
+	}
+	expectWrite(users.primary)
+	orders.read(t, context.Background())
+	orders.read(t, context.Background())
+	users.write(t)
+	orders.met(t)
+	users.met(t)
+
+	reg := prometheus.NewPedanticRegistry()
+	for name, c := range map[string]*cluster{"orders": orders, "users": users} {
+		if err := reg.Register(metrics.NewCollector(c.conn, metrics.WithConstLabels(prometheus.Labels{"cluster": name}))); err != nil {
+			t.Fatalf("register %s: %v", name, err)
+		}
+	}
+	fams := scrape(t, reg)
+	wantSample(t, fams, "rwshard_queries_total", l("cluster", "orders", "node", "replica1", "role", "replica"), 2)
+	wantSample(t, fams, "rwshard_queries_total", l("cluster", "orders", "node", "primary", "role", "primary"), 0)
+	wantSample(t, fams, "rwshard_queries_total", l("cluster", "users", "node", "replica1", "role", "replica"), 0)
+	wantSample(t, fams, "rwshard_queries_total", l("cluster", "users", "node", "primary", "role", "primary"), 1)
+	wantSample(t, fams, "rwshard_routes_total", l("cluster", "orders", "reason", "replica"), 2)
+	wantSample(t, fams, "rwshard_routes_total", l("cluster", "users", "reason", "write"), 1)
+	if got, want := len(fams["rwshard_routes_total"].GetMetric()), 2*len(router.Reasons()); got != want {
+		t.Errorf("rwshard_routes_total has %d series, want %d", got, want)
+	}
+
+	err := reg.Register(metrics.NewCollector(users.conn, metrics.WithConstLabels(prometheus.Labels{"cluster": "orders"})))
+	var are prometheus.AlreadyRegisteredError
+	if !errors.As(err, &are) {
+		t.Errorf("second collector labelled cluster=orders: %v, want AlreadyRegisteredError", err)
+	}
+}
+
+// TestConstLabelsMerge: WithConstLabels adds to the labels of an earlier
+// one, and leaves the caller's maps alone.
+func TestConstLabelsMerge(t *testing.T) {
+	c := newCluster(t)
+	cluster := prometheus.Labels{"cluster": "orders"}
+	col := metrics.NewCollector(c.conn, metrics.WithConstLabels(cluster),
+		metrics.WithConstLabels(prometheus.Labels{"region": "eu"}))
+	if len(cluster) != 1 {
+		t.Errorf("caller's labels changed: %v", cluster)
+	}
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(col)
+	fams := scrape(t, reg)
+	wantSample(t, fams, "rwshard_reads_total", l("cluster", "orders", "region", "eu"), 0)
+}
+
+// TestConstLabelClash: a constant label named like a variable one cannot
+// be registered.
+func TestConstLabelClash(t *testing.T) {
+	c := newCluster(t)
+	for _, name := range []string{"node", "role", "reason"} {
+		col := metrics.NewCollector(c.conn, metrics.WithConstLabels(prometheus.Labels{name: "x"}))
+		if err := prometheus.NewPedanticRegistry().Register(col); err == nil {
+			t.Errorf("const label %q: registered, want an error", name)
+		}
+	}
+}
+
+func TestNamespace(t *testing.T) {
+	c := newCluster(t)
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(metrics.NewCollector(c.conn, metrics.WithNamespace("shop")))
+	fams := scrape(t, reg)
+	wantSample(t, fams, "shop_queries_total", l("node", "primary", "role", "primary"), 0)
+	wantSample(t, fams, "shop_routes_total", l("reason", "replica"), 0)
+	for name := range fams {
+		if !strings.HasPrefix(name, "shop_") {
+			t.Errorf("metric %s without the namespace", name)
+		}
+	}
+}
+
+// TestConcurrentScrapes: scrapes taken while statements run see counters
+// that never go down, and the last one sees every statement (run with
+// -race).
+func TestConcurrentScrapes(t *testing.T) {
+	const workers, each = 4, 25
+	c := newCluster(t)
+	c.replica.MatchExpectationsInOrder(false)
+	for range workers * each {
+		expectRead(c.replica)
+	}
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(metrics.NewCollector(c.conn))
+
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for range each {
+				var name string
+				if err := c.db.QueryRow(readSQL, 1).Scan(&name); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	last := 0.0
+	for scraping := true; scraping; {
+		select {
+		case <-done:
+			scraping = false
+		default:
+		}
+		fams, err := reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := map[string]*dto.MetricFamily{}
+		for _, f := range fams {
+			m[f.GetName()] = f
+		}
+		v, _ := sample(m, "rwshard_routes_total", l("reason", "replica"))
+		if v < last {
+			t.Fatalf("rwshard_routes_total{reason=replica} went down: %v after %v", v, last)
+		}
+		last = v
+	}
+	if last != workers*each {
+		t.Errorf("rwshard_routes_total{reason=replica} = %v after all reads, want %d", last, workers*each)
+	}
+	c.met(t)
+}
+
+func TestNilConnector(t *testing.T) {
+	defer func() {
+		if recover() == nil {
+			t.Error("NewCollector(nil): no panic")
+		}
+	}()
+	metrics.NewCollector(nil)
+}
