@@ -10,7 +10,9 @@
 // Servers run as children started with Pdeathsig=SIGKILL: when the process
 // that started them ends, however it ends, they end too (unless
 // Options.Detach). Stop kills them and removes the lab directory; Reap kills
-// leftovers of detached labs.
+// leftovers of detached labs, ReapIn only those under one directory. A
+// detached lab is handed to another process with Save and Load; State.Stop
+// ends it there (the CLI's `rwshard lab up` and `lab down`).
 //
 // Tests connect as the application user (AppUser), who has no SUPER or
 // READ_ONLY ADMIN: a replica rejects its writes with error 1290, as in

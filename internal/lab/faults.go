@@ -1,8 +1,10 @@
 package lab
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"os"
 	"syscall"
 	"time"
 )
@@ -30,8 +32,44 @@ func (l *Lab) StartReplication(ctx context.Context, n *Node) error {
 }
 
 // Pause freezes the node's process (SIGSTOP): connections stay open and
-// nothing answers, like a hung host.
-func (l *Lab) Pause(n *Node) error { return n.signal(syscall.SIGSTOP) }
+// nothing answers, like a hung host. It returns once every thread of the
+// process is stopped (the signal is asynchronous: on a loaded machine a
+// thread may still answer a moment after it is sent).
+func (l *Lab) Pause(n *Node) error {
+	if err := n.signal(syscall.SIGSTOP); err != nil {
+		return err
+	}
+	n.mu.Lock()
+	pid := n.cmd.Process.Pid
+	n.mu.Unlock()
+	deadline := time.Now().Add(5 * time.Second)
+	for !allStopped(pid) {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("lab: %s: threads still running 5s after SIGSTOP", n.Name)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return nil
+}
+
+// allStopped reports whether every thread of pid is in state T (stopped).
+func allStopped(pid int) bool {
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil {
+		return false
+	}
+	for _, t := range tasks {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/stat", pid, t.Name()))
+		if err != nil {
+			return false
+		}
+		i := bytes.LastIndexByte(b, ')')
+		if i < 0 || i+2 >= len(b) || b[i+2] != 'T' && b[i+2] != 't' {
+			return false
+		}
+	}
+	return true
+}
 
 // Resume continues a paused node (SIGCONT).
 func (l *Lab) Resume(n *Node) error { return n.signal(syscall.SIGCONT) }

@@ -1,0 +1,445 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/rwshard/rwshard"
+)
+
+func checkCommand() *command {
+	return &command{
+		name: "check",
+		args: "[-timeout D] CONFIG|DSN",
+		summary: `Connects to every node of CONFIG directly (go-sql-driver/mysql, each
+connection bounded by rwshard.connectTimeout) and reports, per node:
+reachable, server version, role, @@read_only, replication IO/SQL threads
+and Seconds_Behind_Master, and @@wait_timeout. Problems (exit status 1):
+an unreachable node, a wrong password, a first host that is not writable
+or another host that is, a replica whose replication threads are not both
+running or that does not replicate, rwshard.connMaxLifetime not below a
+node's wait_timeout. Warnings (exit status 0): a replica weighted 0, a
+replica over rwshard.maxReplicaLag, a user whose privileges bypass
+read_only, no connect timeout.`,
+		interspersed: true,
+		flags: func(fs *flag.FlagSet) func(context.Context, *env, []string) int {
+			timeout := fs.Duration("timeout", 5*time.Second, "bound on the statements run on each node once connected")
+			return func(ctx context.Context, e *env, args []string) int {
+				if len(args) != 1 {
+					return e.usageError("want one CONFIG or DSN, got %d arguments", len(args))
+				}
+				if *timeout <= 0 {
+					return e.usageError("-timeout must be > 0")
+				}
+				cfg, err := loadConfig(args[0])
+				if err != nil {
+					e.errorf("check: %s", errText(nil, err))
+					return exitProblem
+				}
+				begin := time.Now()
+				rep := checkCluster(ctx, cfg, *timeout)
+				rep.took = time.Since(begin)
+				rep.print(e.stdout)
+				if len(rep.problems) > 0 {
+					return exitProblem
+				}
+				return exitOK
+			}
+		},
+	}
+}
+
+// nodeCheck is what check learned about one node.
+type nodeCheck struct {
+	node     rwshard.Node
+	lifetime time.Duration // the node's effective connMaxLifetime
+
+	err    error  // could not connect
+	errMsg string // err described for the report, password-free
+	denied bool   // MySQL error 1045
+
+	queryErr    error // connected, but a check statement failed
+	version     string
+	readOnly    bool
+	waitTimeout time.Duration
+	replica     bool   // has replica status
+	ioThread    string // Slave_IO_Running / Replica_IO_Running
+	sqlThread   string
+	behind      sql.NullInt64 // Seconds_Behind_Master
+	ioError     string
+	sqlError    string
+	bypassesRO  string // the privilege that lets the user write despite read_only
+}
+
+func (n *nodeCheck) reached() bool { return n.err == nil }
+
+func (n *nodeCheck) role() string {
+	switch {
+	case !n.reached() || n.queryErr != nil:
+		return "-"
+	case !n.readOnly && !n.replica:
+		return "primary"
+	case n.readOnly && n.replica:
+		return "replica"
+	case n.replica:
+		return "replica, writable"
+	default:
+		return "read-only, not replicating"
+	}
+}
+
+// checkReport is the outcome of check over the whole cluster.
+type checkReport struct {
+	dsn      string
+	cfg      *rwshard.Config
+	nodes    []*nodeCheck
+	problems []string
+	warnings []string
+	took     time.Duration
+}
+
+// checkCluster connects to every node concurrently and evaluates the
+// results.
+func checkCluster(ctx context.Context, cfg *rwshard.Config, stmtTimeout time.Duration) *checkReport {
+	rep := &checkReport{dsn: redactedDSN(cfg), cfg: cfg}
+	connectTimeout := cfg.ConnectTimeout
+	if connectTimeout <= 0 {
+		connectTimeout = rwshard.DefaultConnectTimeout
+		rep.warnings = append(rep.warnings, fmt.Sprintf(
+			"rwshard.connectTimeout=0: connecting is not bounded, a blackholed host hangs callers (check used %s)", connectTimeout))
+	}
+	rep.nodes = make([]*nodeCheck, len(cfg.Nodes))
+	var wg sync.WaitGroup
+	for i, n := range cfg.Nodes {
+		nc := &nodeCheck{node: n, lifetime: n.ConnMaxLifetime}
+		if nc.lifetime == 0 {
+			nc.lifetime = cfg.ConnMaxLifetime
+		}
+		rep.nodes[i] = nc
+		wg.Go(func() { nc.probe(ctx, cfg, connectTimeout, stmtTimeout) })
+	}
+	wg.Wait()
+	rep.evaluate()
+	return rep
+}
+
+// probe connects to the node as the configured user and reads its state.
+func (n *nodeCheck) probe(ctx context.Context, cfg *rwshard.Config, connectTimeout, stmtTimeout time.Duration) {
+	mc := cfg.Backend.Clone()
+	mc.Net, mc.Addr = n.node.Net, n.node.Addr
+	mc.Timeout = connectTimeout // bounds the dial only
+	mc.RejectReadOnly = false
+	mc.Logger = &mysql.NopLogger{}
+	connector, err := mysql.NewConnector(mc)
+	if err != nil {
+		n.err = err
+		n.errMsg = "cannot connect: " + errText(cfg, err)
+		return
+	}
+	db := sql.OpenDB(connector)
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+
+	// go-sql-driver's timeout does not bound the handshake: a host that
+	// accepts TCP and never answers is bounded by the context alone.
+	cctx, cancel := context.WithTimeout(ctx, connectTimeout)
+	conn, err := db.Conn(cctx)
+	cancel()
+	if err != nil {
+		n.err = err
+		n.errMsg = describeConnectError(cfg, err, connectTimeout, &n.denied)
+		return
+	}
+	defer conn.Close()
+
+	qctx, cancel := context.WithTimeout(ctx, stmtTimeout)
+	defer cancel()
+	var readOnly, wait int64
+	if err := conn.QueryRowContext(qctx, "SELECT @@version, @@global.read_only, @@session.wait_timeout").
+		Scan(&n.version, &readOnly, &wait); err != nil {
+		n.queryErr = err
+		return
+	}
+	n.readOnly = readOnly != 0
+	n.waitTimeout = time.Duration(wait) * time.Second
+	if err := n.replicaStatus(qctx, conn); err != nil {
+		n.queryErr = fmt.Errorf("replica status: %w", err)
+		return
+	}
+	// An IO thread passes through Connecting and Preparing on its way to
+	// Yes (after a start or a reconnect): give it a moment before calling
+	// it not running.
+	// Past the statement timeout, the last reading stands.
+wait:
+	for deadline := time.Now().Add(ioGrace); n.replica && n.ioThread != "Yes" && n.ioThread != "No" &&
+		time.Now().Before(deadline); {
+		select {
+		case <-qctx.Done():
+			break wait
+		case <-time.After(100 * time.Millisecond):
+		}
+		if err := n.replicaStatus(qctx, conn); err != nil {
+			if qctx.Err() != nil {
+				break wait
+			}
+			n.queryErr = fmt.Errorf("replica status: %w", err)
+			return
+		}
+	}
+	n.bypassesRO = readOnlyBypass(qctx, conn)
+}
+
+// ioGrace is how long check waits for an IO thread in a transient state
+// (Connecting, Preparing) to reach Yes.
+const ioGrace = 3 * time.Second
+
+// describeConnectError names a connection failure for the report.
+func describeConnectError(cfg *rwshard.Config, err error, timeout time.Duration, denied *bool) string {
+	var me *mysql.MySQLError
+	switch {
+	case errors.As(err, &me) && me.Number == 1045:
+		*denied = true
+		return fmt.Sprintf("wrong password: access denied for user %q (MySQL error 1045)", cfg.Backend.User)
+	case errors.As(err, &me):
+		return "connection refused by the server: " + errText(cfg, err)
+	case errors.Is(err, context.DeadlineExceeded):
+		return fmt.Sprintf("unreachable: no MySQL handshake within rwshard.connectTimeout=%s", timeout)
+	default:
+		return "unreachable: " + errText(cfg, err)
+	}
+}
+
+// replicaStatus reads SHOW REPLICA STATUS, or SHOW SLAVE STATUS on servers
+// that do not know it.
+func (n *nodeCheck) replicaStatus(ctx context.Context, conn *sql.Conn) error {
+	rows, err := conn.QueryContext(ctx, "SHOW REPLICA STATUS")
+	var me *mysql.MySQLError
+	if errors.As(err, &me) && me.Number == 1064 {
+		rows, err = conn.QueryContext(ctx, "SHOW SLAVE STATUS")
+	}
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return err
+	}
+	if !rows.Next() {
+		return rows.Err() // not a replica
+	}
+	vals := make([]sql.NullString, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	if err := rows.Scan(ptrs...); err != nil {
+		return err
+	}
+	n.replica = true
+	for i, c := range cols {
+		v := vals[i].String
+		switch c {
+		case "Slave_IO_Running", "Replica_IO_Running":
+			n.ioThread = v
+		case "Slave_SQL_Running", "Replica_SQL_Running":
+			n.sqlThread = v
+		case "Seconds_Behind_Master", "Seconds_Behind_Source":
+			if s, err := strconv.ParseInt(v, 10, 64); vals[i].Valid && err == nil {
+				n.behind = sql.NullInt64{Int64: s, Valid: true}
+			}
+		case "Last_IO_Error":
+			n.ioError = v
+		case "Last_SQL_Error":
+			n.sqlError = v
+		}
+	}
+	return rows.Err()
+}
+
+// readOnlyBypass returns the global privilege that lets the connected user
+// write despite read_only (SUPER, READ_ONLY ADMIN, CONNECTION_ADMIN, ALL
+// PRIVILEGES), or "". A failure to read the grants is not reported: this is
+// advice, not a check.
+func readOnlyBypass(ctx context.Context, conn *sql.Conn) string {
+	rows, err := conn.QueryContext(ctx, "SHOW GRANTS")
+	if err != nil {
+		return ""
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var g string
+		if rows.Scan(&g) != nil {
+			return ""
+		}
+		privs, rest, ok := strings.Cut(strings.TrimPrefix(strings.ToUpper(g), "GRANT "), " ON ")
+		if !ok || !strings.HasPrefix(rest, "*.*") {
+			continue
+		}
+		for _, p := range []string{"ALL PRIVILEGES", "SUPER", "READ_ONLY ADMIN", "CONNECTION_ADMIN"} {
+			if strings.Contains(privs, p) {
+				return p
+			}
+		}
+	}
+	return ""
+}
+
+// evaluate turns what the nodes said into problems and warnings.
+func (r *checkReport) evaluate() {
+	cfg := r.cfg
+	problem := func(node, format string, args ...any) {
+		r.problems = append(r.problems, node+": "+fmt.Sprintf(format, args...))
+	}
+	warn := func(format string, args ...any) {
+		r.warnings = append(r.warnings, fmt.Sprintf(format, args...))
+	}
+	var writable, bypass []string
+	for i, n := range r.nodes {
+		name := n.node.Name
+		if !n.reached() {
+			problem(name, "%s", n.errMsg)
+			continue
+		}
+		if n.queryErr != nil {
+			problem(name, "check failed: %s", scrub(cfg, n.queryErr.Error()))
+			continue
+		}
+		if !n.readOnly {
+			writable = append(writable, name)
+		}
+		switch {
+		case i == 0 && n.readOnly:
+			problem(name, "first host is not writable (read_only=ON): the first host must be the primary")
+		case i > 0 && !n.readOnly:
+			problem(name, "writable (read_only=OFF): only the first host, the primary, should accept writes")
+		}
+		if i > 0 && !n.replica {
+			problem(name, "not replicating: no replica status, its data does not follow the primary")
+		}
+		if n.replica && (n.ioThread != "Yes" || n.sqlThread != "Yes") {
+			msg := fmt.Sprintf("replication not running: IO thread %s, SQL thread %s", orDash(n.ioThread), orDash(n.sqlThread))
+			if n.ioError != "" {
+				msg += "; last IO error: " + scrub(cfg, n.ioError)
+			}
+			if n.sqlError != "" {
+				msg += "; last SQL error: " + scrub(cfg, n.sqlError)
+			}
+			problem(name, "%s", msg)
+		}
+		if n.waitTimeout > 0 && (n.lifetime == 0 || n.lifetime >= n.waitTimeout) {
+			lt := n.lifetime.String()
+			if n.lifetime == 0 {
+				lt = "0 (unlimited)"
+			}
+			problem(name, "rwshard.connMaxLifetime=%s is not below wait_timeout=%s: the server may close pooled connections first", lt, n.waitTimeout)
+		}
+		if n.replica && n.behind.Valid && cfg.MaxReplicaLag > 0 &&
+			time.Duration(n.behind.Int64)*time.Second > cfg.MaxReplicaLag {
+			warn("%s: Seconds_Behind_Master=%d is over rwshard.maxReplicaLag=%s: rwshard fences it", name, n.behind.Int64, cfg.MaxReplicaLag)
+		}
+		if i > 0 && n.bypassesRO != "" {
+			bypass = append(bypass, name+" ("+n.bypassesRO+")")
+		}
+	}
+	if r.nodes[0].reached() && r.nodes[0].queryErr == nil {
+		switch {
+		case len(writable) == 0:
+			problem("cluster", "no writable node: writes have nowhere to go")
+		case len(writable) > 1:
+			problem("cluster", "%d writable nodes (%s): split brain, rwshard refuses writes", len(writable), strings.Join(writable, ", "))
+		}
+	}
+	for i, n := range r.nodes {
+		if w, ok := cfg.Weights[n.node.Name]; ok && i > 0 && w == 0 {
+			warn("rwshard.weights gives %s weight 0: it never serves reads", n.node.Name)
+		}
+	}
+	if len(bypass) > 0 {
+		warn("user %q may write despite read_only on %s: a write that reaches a replica would break its replication; connect as a user without SUPER / READ_ONLY ADMIN",
+			cfg.Backend.User, strings.Join(bypass, ", "))
+	}
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// print writes the report: settings, a table of nodes, problems, warnings
+// and the verdict.
+func (r *checkReport) print(w io.Writer) {
+	cfg := r.cfg
+	fmt.Fprintf(w, "config: %s\n", r.dsn)
+	fmt.Fprintf(w, "user %s, database %s; connectTimeout %s, connMaxLifetime %s, maxReplicaLag %s, balance %s\n\n",
+		orDash(cfg.Backend.User), orDash(cfg.Backend.DBName), cfg.ConnectTimeout, cfg.ConnMaxLifetime, cfg.MaxReplicaLag, cfg.Balance)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "NODE\tADDRESS\tCONNECT\tVERSION\tROLE\tREAD_ONLY\tIO_THREAD\tSQL_THREAD\tBEHIND\tWAIT_TIMEOUT")
+	for _, n := range r.nodes {
+		connect, version, ro, io, sqlT, behind, wait := "ok", "-", "-", "-", "-", "-", "-"
+		switch {
+		case n.denied:
+			connect = "denied"
+		case !n.reached():
+			connect = "unreachable"
+		case n.queryErr != nil:
+			connect = "error"
+		}
+		if n.reached() && n.version != "" {
+			version, wait = n.version, n.waitTimeout.String()
+			ro = "OFF"
+			if n.readOnly {
+				ro = "ON"
+			}
+		}
+		if n.replica {
+			io, sqlT, behind = orDash(n.ioThread), orDash(n.sqlThread), "NULL"
+			if n.behind.Valid {
+				behind = strconv.FormatInt(n.behind.Int64, 10) + "s"
+			}
+		}
+		addr := n.node.Addr
+		if n.node.Net != "tcp" {
+			addr = n.node.Net + "(" + addr + ")"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", n.node.Name, addr,
+			connect, version, n.role(), ro, io, sqlT, behind, wait)
+	}
+	tw.Flush()
+	if len(r.problems) > 0 {
+		fmt.Fprintf(w, "\nproblems:\n")
+		for _, p := range r.problems {
+			fmt.Fprintf(w, "  - %s\n", p)
+		}
+	}
+	if len(r.warnings) > 0 {
+		fmt.Fprintf(w, "\nwarnings:\n")
+		for _, p := range r.warnings {
+			fmt.Fprintf(w, "  - %s\n", p)
+		}
+	}
+	fmt.Fprintln(w)
+	took := r.took.Round(time.Millisecond)
+	if len(r.problems) == 0 {
+		fmt.Fprintf(w, "ok: %s checked in %s, no problems", plural(len(r.nodes), "node"), took)
+		if len(r.warnings) > 0 {
+			fmt.Fprintf(w, ", %s", plural(len(r.warnings), "warning"))
+		}
+		fmt.Fprintln(w)
+		return
+	}
+	fmt.Fprintf(w, "%s found (%s checked in %s)\n", plural(len(r.problems), "problem"), plural(len(r.nodes), "node"), took)
+}

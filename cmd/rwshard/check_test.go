@@ -1,0 +1,162 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/rwshard/rwshard/internal/lab"
+	"github.com/rwshard/rwshard/internal/lab/labtest"
+)
+
+// row matches the table row of a node: its name, then the given columns in
+// order, separated by spaces.
+func row(name string, cols ...string) *regexp.Regexp {
+	re := `(?m)^` + regexp.QuoteMeta(name)
+	for _, c := range cols {
+		re += `\s+` + regexp.QuoteMeta(c)
+	}
+	return regexp.MustCompile(re + `(\s|$)`)
+}
+
+func TestCheckHealthy(t *testing.T) {
+	l := rwLab.Get(t)
+	r := cli(t, "check", labDSN(l, ""))
+	require.Equal(t, exitOK, r.code, r)
+	assert.Contains(t, r.stdout, "ok: 3 nodes checked")
+	assert.NotContains(t, r.stdout, "problems:")
+	assert.NotContains(t, r.stdout, lab.AppPassword)
+	assert.Contains(t, r.stdout, "config: app:***@tcp("+l.Primary().Addr()+")")
+	assert.Regexp(t, row("primary", l.Primary().Addr(), "ok"), r.stdout)
+	assert.Regexp(t, `(?m)^primary\s.*MariaDB.*\sprimary\s+OFF\s+-\s+-\s+-\s+8h0m0s$`, r.stdout)
+	for _, n := range l.Replicas() {
+		assert.Regexp(t, row(n.Name, n.Addr(), "ok"), r.stdout)
+		assert.Regexp(t, `(?m)^`+n.Name+`\s.*MariaDB.*\sreplica\s+ON\s+Yes\s+Yes\s+\d+s\s+8h0m0s$`, r.stdout)
+	}
+}
+
+func TestCheckConfigFileAndWeightWarning(t *testing.T) {
+	l := rwLab.Get(t)
+	p := filepath.Join(t.TempDir(), "rwshard.conf")
+	require.NoError(t, os.WriteFile(p, []byte("# the lab, replica1 drained\n"+
+		labDSN(l, "rwshard.weights=0,0,1")+"\n"), 0o600))
+	r := cli(t, "check", p)
+	require.Equal(t, exitOK, r.code, r)
+	assert.Contains(t, r.stdout, "warnings:")
+	assert.Contains(t, r.stdout, "rwshard.weights gives replica1 weight 0: it never serves reads")
+	assert.NotContains(t, r.stdout, "replica2 weight")
+	assert.Contains(t, r.stdout, "no problems, 1 warning")
+}
+
+func TestCheckWeightsNameNoReplica(t *testing.T) {
+	l := rwLab.Get(t)
+	// Three hosts, two weights: the third host, replica2, has no weight.
+	r := cli(t, "check", labDSN(l, "rwshard.weights=0,1"))
+	assert.Equal(t, exitProblem, r.code, r)
+	assert.Contains(t, r.stderr, `rwshard.weights="0,1"`)
+	assert.Contains(t, r.stderr, "2 weights for 3 hosts")
+	assert.NotContains(t, r.stderr+r.stdout, lab.AppPassword)
+}
+
+func TestCheckWrongPassword(t *testing.T) {
+	l := rwLab.Get(t)
+	const wrong = "Not-The-Password-42"
+	r := cli(t, "check", hostsDSN(wrong, labAddrs(l), ""))
+	assert.Equal(t, exitProblem, r.code, r)
+	for _, n := range l.Nodes() {
+		assert.Contains(t, r.stdout, n.Name+": wrong password")
+		assert.Regexp(t, row(n.Name, n.Addr(), "denied"), r.stdout)
+	}
+	assert.Contains(t, r.stdout, "MySQL error 1045")
+	assert.Contains(t, r.stdout, "3 problems found")
+	assert.NotContains(t, r.stdout+r.stderr, wrong)
+}
+
+func TestCheckUnreachableHost(t *testing.T) {
+	l := rwLab.Get(t)
+	b, err := lab.NewBlackhole()
+	require.NoError(t, err)
+	t.Cleanup(func() { b.Close() })
+	// The blackhole accepts TCP and never sends the MySQL greeting:
+	// only the connect timeout, bounding the handshake too, ends the wait.
+	dsn := hostsDSN(lab.AppPassword, []string{l.Primary().Addr(), l.Replicas()[0].Addr(), b.Addr()},
+		"rwshard.connectTimeout=500ms")
+	begin := time.Now()
+	r := cli(t, "check", dsn)
+	took := time.Since(begin)
+	assert.Equal(t, exitProblem, r.code, r)
+	assert.Contains(t, r.stdout, "replica2: unreachable: no MySQL handshake within rwshard.connectTimeout=500ms")
+	assert.Regexp(t, row("replica2", b.Addr(), "unreachable"), r.stdout)
+	assert.Regexp(t, row("primary", l.Primary().Addr(), "ok"), r.stdout)
+	assert.Contains(t, r.stdout, "1 problem found")
+	assert.Positive(t, b.Accepted(), "check never connected to the blackhole")
+	assert.Less(t, took, 10*time.Second, "check hung on the blackholed host")
+}
+
+func TestCheckStoppedReplication(t *testing.T) {
+	l := rwLab.Get(t)
+	victim := l.Replicas()[1]
+	require.NoError(t, l.StopReplication(labtest.Ctx(t, time.Minute), victim))
+	t.Cleanup(func() {
+		require.NoError(t, l.StartReplication(context.Background(), victim))
+		waitReplicating(t, victim)
+	})
+	r := cli(t, "check", labDSN(l, ""))
+	assert.Equal(t, exitProblem, r.code, r)
+	assert.Contains(t, r.stdout, victim.Name+": replication not running: IO thread No, SQL thread No")
+	assert.Regexp(t, row(victim.Name, victim.Addr(), "ok"), r.stdout)
+	assert.Regexp(t, `(?m)^`+victim.Name+`\s.*\sreplica\s+ON\s+No\s+No\s+NULL\s`, r.stdout)
+	assert.Contains(t, r.stdout, "1 problem found")
+}
+
+func TestCheckReplicaCannotReachPrimary(t *testing.T) {
+	l := rwLab.Get(t)
+	ctx := labtest.Ctx(t, time.Minute)
+	victim := l.Replicas()[0]
+	// Pointed at a closed port, the IO thread stays Connecting: check waits
+	// a moment for it (it passes through Connecting after every start),
+	// then reports it with the replica's last IO error.
+	require.NoError(t, victim.Exec(ctx, "STOP SLAVE; CHANGE MASTER TO MASTER_PORT=1; START SLAVE"))
+	t.Cleanup(func() {
+		require.NoError(t, victim.Exec(context.Background(),
+			fmt.Sprintf("STOP SLAVE; CHANGE MASTER TO MASTER_PORT=%d; START SLAVE", l.Primary().Port)))
+		waitReplicating(t, victim)
+	})
+	r := cli(t, "check", labDSN(l, ""))
+	assert.Equal(t, exitProblem, r.code, r)
+	assert.Contains(t, r.stdout, victim.Name+": replication not running: IO thread Connecting, SQL thread Yes; last IO error: ")
+	assert.Contains(t, r.stdout, "1 problem found")
+}
+
+func TestCheckWritableReplica(t *testing.T) {
+	l := rwLab.Get(t)
+	ctx := labtest.Ctx(t, time.Minute)
+	victim := l.Replicas()[0]
+	require.NoError(t, victim.Exec(ctx, "SET GLOBAL read_only = OFF"))
+	t.Cleanup(func() { require.NoError(t, victim.Exec(context.Background(), "SET GLOBAL read_only = ON")) })
+	r := cli(t, "check", labDSN(l, ""))
+	assert.Equal(t, exitProblem, r.code, r)
+	assert.Contains(t, r.stdout, victim.Name+": writable (read_only=OFF)")
+	assert.Contains(t, r.stdout, "2 writable nodes (primary, "+victim.Name+"): split brain")
+	assert.Regexp(t, `(?m)^`+victim.Name+`\s.*\sreplica, writable\s+OFF\s`, r.stdout)
+}
+
+func TestCheckConnMaxLifetimeOverWaitTimeout(t *testing.T) {
+	l := rwLab.Get(t)
+	// The server's default wait_timeout is 28800 s (8 h).
+	r := cli(t, "check", labDSN(l, "rwshard.connMaxLifetime=10h"))
+	assert.Equal(t, exitProblem, r.code, r)
+	for _, n := range l.Nodes() {
+		assert.Contains(t, r.stdout, n.Name+": rwshard.connMaxLifetime=10h0m0s is not below wait_timeout=8h0m0s")
+	}
+	// Below it, no problem.
+	r = cli(t, "check", labDSN(l, "rwshard.connMaxLifetime=7h"))
+	assert.Equal(t, exitOK, r.code, r)
+}

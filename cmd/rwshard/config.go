@@ -1,0 +1,96 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/rwshard/rwshard"
+)
+
+// loadConfig reads CONFIG: a file whose first line that is neither blank
+// nor a # comment is a DSN, or the DSN itself. It returns the parsed
+// Config; errors never contain the password.
+func loadConfig(arg string) (*rwshard.Config, error) {
+	dsn, err := readDSN(arg)
+	if err != nil {
+		return nil, err
+	}
+	return rwshard.ParseDSN(dsn)
+}
+
+// readDSN returns the DSN that arg is or holds.
+func readDSN(arg string) (string, error) {
+	st, err := os.Stat(arg)
+	switch {
+	case err == nil && st.Mode().IsRegular():
+		return dsnFromFile(arg)
+	case err == nil:
+		return "", fmt.Errorf("config %s: not a regular file", arg)
+	case strings.Contains(arg, "("):
+		return arg, nil // every rwshard DSN has a net(address) host
+	case errors.Is(err, os.ErrNotExist):
+		return "", fmt.Errorf("config %s: no such file, and not a DSN (user:password@tcp(host:port),…/dbname)", arg)
+	default:
+		return "", fmt.Errorf("config: %w", err)
+	}
+}
+
+// dsnFromFile returns the first line of the file that is neither blank nor
+// a # comment.
+func dsnFromFile(path string) (string, error) {
+	if ext := strings.ToLower(filepath.Ext(path)); ext == ".yaml" || ext == ".yml" {
+		return "", fmt.Errorf("config %s: YAML configs are not supported yet (they come with sharding); give a DSN or a file holding one", path)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return "", fmt.Errorf("config: %w", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64*1024), 1024*1024)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if !strings.Contains(line, "(") && strings.HasSuffix(strings.Fields(line)[0], ":") {
+			return "", fmt.Errorf("config %s: looks like YAML; YAML configs are not supported yet (they come with sharding)", path)
+		}
+		return line, nil
+	}
+	if err := sc.Err(); err != nil {
+		return "", fmt.Errorf("config %s: %w", path, err)
+	}
+	return "", fmt.Errorf("config %s: no DSN in the file (every line is blank or a # comment)", path)
+}
+
+// redactedDSN is cfg's DSN with the password replaced by ***.
+func redactedDSN(cfg *rwshard.Config) string {
+	c := cfg.Clone()
+	if c.Backend != nil && c.Backend.Passwd != "" {
+		c.Backend.Passwd = "***"
+	}
+	return c.FormatDSN()
+}
+
+// scrub removes the password from text that came from elsewhere (server
+// and driver errors), in case it ever contains it. rwshard's and
+// go-sql-driver's errors do not; this is a second line of defence. Very
+// short passwords are not scrubbed: replacing every "a" would garble the
+// text, and such a password is the bigger problem.
+func scrub(cfg *rwshard.Config, s string) string {
+	if cfg == nil || cfg.Backend == nil || len(cfg.Backend.Passwd) < 4 {
+		return s
+	}
+	return strings.ReplaceAll(s, cfg.Backend.Passwd, "***")
+}
+
+// errText is err's message for the user: without rwshard's own "rwshard: "
+// prefix (the CLI prints its own) and with the password scrubbed.
+func errText(cfg *rwshard.Config, err error) string {
+	return scrub(cfg, strings.TrimPrefix(err.Error(), "rwshard: "))
+}

@@ -1,0 +1,297 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/rwshard/rwshard/internal/lab"
+)
+
+// defaultStatePath is where `lab up` records the lab it started.
+func defaultStatePath() string { return filepath.Join(os.TempDir(), "rwshard-lab.json") }
+
+func labCommand() *command {
+	return &command{
+		name: "lab",
+		args: "up|status|down [flags]",
+		summary: `Runs a local MariaDB replication lab on 127.0.0.1 (real GTID
+replication, the application user without SUPER, as in production):
+
+  lab up [-topology rw|sharded] [-dir D] [-state FILE]
+        start the servers, detached from this process, record them in the
+        state file and print a ready-to-use DSN
+  lab status [-state FILE] [-dsn]
+        print the recorded lab and whether each server is running
+  lab down [-state FILE] [-dir D]
+        stop the recorded lab, remove its directory and the state file, and
+        kill leftover lab servers under its parent directory
+
+Needs mariadbd (apt-get install mariadb-server). The state file defaults to
+` + defaultStatePath() + `. "rwshard lab SUBCOMMAND -h" shows its flags.`,
+		flags: func(*flag.FlagSet) func(context.Context, *env, []string) int {
+			return func(ctx context.Context, e *env, args []string) int {
+				if len(args) == 0 {
+					return e.usageError("want a subcommand: up, status or down")
+				}
+				for _, sub := range []*command{labUpCommand(), labStatusCommand(), labDownCommand()} {
+					if sub.name == "lab "+args[0] {
+						return sub.execute(ctx, e, args[1:])
+					}
+				}
+				return e.usageError("unknown subcommand %q: want up, status or down", args[0])
+			}
+		},
+	}
+}
+
+func labUpCommand() *command {
+	return &command{
+		name: "lab up",
+		args: "[-topology rw|sharded] [-dir D] [-state FILE]",
+		summary: `Starts a lab detached from this process (it keeps running after rwshard
+exits), records it in the state file and prints its nodes and DSN.
+Topology rw: primary, replica1, replica2. Topology sharded: groups ds_0 and
+ds_1, one primary and one replica each (one DSN per group until sharding
+configs exist).`,
+		interspersed: true,
+		flags: func(fs *flag.FlagSet) func(context.Context, *env, []string) int {
+			topology := fs.String("topology", "rw", "rw or sharded")
+			dir := fs.String("dir", "", "parent of the lab directory (default the temp directory)")
+			state := fs.String("state", defaultStatePath(), "state file to write")
+			return func(ctx context.Context, e *env, args []string) int {
+				if len(args) > 0 {
+					return e.usageError("unexpected arguments %q", args)
+				}
+				var opts lab.Options
+				switch *topology {
+				case "rw":
+					opts = lab.RW()
+				case "sharded":
+					opts = lab.Sharded()
+				default:
+					return e.usageError("-topology %q: want rw or sharded", *topology)
+				}
+				return labUp(ctx, e, opts, *dir, *state)
+			}
+		},
+	}
+}
+
+func labUp(ctx context.Context, e *env, opts lab.Options, dir, statePath string) int {
+	if s, err := lab.Load(statePath); err == nil {
+		for _, n := range s.Nodes {
+			if n.Alive() {
+				e.errorf("lab up: a lab is already running (%s, state %s); stop it with: %s",
+					s.Dir, statePath, downCommandLine(statePath))
+				return exitProblem
+			}
+		}
+	}
+	if dir == "" {
+		dir = os.TempDir()
+	}
+	dir, err := filepath.Abs(dir)
+	if err == nil {
+		err = os.MkdirAll(dir, 0o755)
+	}
+	if err != nil {
+		e.errorf("lab up: %v", err)
+		return exitProblem
+	}
+	opts.Dir, opts.Detach = dir, true
+
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	defer cancel()
+	begin := time.Now()
+	l, err := lab.Start(ctx, opts)
+	if err != nil {
+		e.errorf("lab up: %v", err)
+		return exitProblem
+	}
+	if err := l.Save(statePath); err != nil {
+		_ = l.Stop()
+		e.errorf("lab up: %v (the lab was stopped)", err)
+		return exitProblem
+	}
+	s := l.State()
+	fmt.Fprintf(e.stdout, "lab up in %s: %s\nstate: %s\n\n", time.Since(begin).Round(100*time.Millisecond), s.Dir, statePath)
+	printLab(e.stdout, &s, false)
+	fmt.Fprintf(e.stdout, "\nstop it with: %s\n", downCommandLine(statePath))
+	return exitOK
+}
+
+// downCommandLine is the command that stops the lab recorded at statePath.
+func downCommandLine(statePath string) string {
+	if statePath == defaultStatePath() {
+		return "rwshard lab down"
+	}
+	return "rwshard lab down -state " + statePath
+}
+
+func labStatusCommand() *command {
+	return &command{
+		name:         "lab status",
+		args:         "[-state FILE] [-dsn]",
+		summary:      "Prints the lab recorded in the state file and whether each server is running.\nExit status 1 when there is no lab or a server is not running.",
+		interspersed: true,
+		flags: func(fs *flag.FlagSet) func(context.Context, *env, []string) int {
+			state := fs.String("state", defaultStatePath(), "state file written by lab up")
+			dsnOnly := fs.Bool("dsn", false, "print only the DSN, one line per group")
+			return func(ctx context.Context, e *env, args []string) int {
+				if len(args) > 0 {
+					return e.usageError("unexpected arguments %q", args)
+				}
+				s, err := lab.Load(*state)
+				if errors.Is(err, os.ErrNotExist) {
+					e.errorf("lab status: no lab recorded at %s; start one with: rwshard lab up", *state)
+					return exitProblem
+				}
+				if err != nil {
+					e.errorf("lab status: %v", err)
+					return exitProblem
+				}
+				down := 0
+				for _, n := range s.Nodes {
+					if !n.Alive() {
+						down++
+					}
+				}
+				if *dsnOnly {
+					for _, g := range groupDSNs(s) {
+						fmt.Fprintln(e.stdout, g.dsn)
+					}
+				} else {
+					fmt.Fprintf(e.stdout, "lab %s\nstate: %s\n\n", s.Dir, *state)
+					printLab(e.stdout, s, true)
+				}
+				if down > 0 {
+					e.errorf("lab status: %d of %d servers are not running; clean up with: %s",
+						down, len(s.Nodes), downCommandLine(*state))
+					return exitProblem
+				}
+				return exitOK
+			}
+		},
+	}
+}
+
+func labDownCommand() *command {
+	return &command{
+		name: "lab down",
+		args: "[-state FILE] [-dir D]",
+		summary: `Stops the lab recorded in the state file (kills its servers, removes its
+directory and the state file), then kills leftover lab servers whose data
+directory is under the lab's parent directory: those of earlier labs whose
+state was lost. Their directories are left for inspection.`,
+		interspersed: true,
+		flags: func(fs *flag.FlagSet) func(context.Context, *env, []string) int {
+			state := fs.String("state", defaultStatePath(), "state file written by lab up")
+			dir := fs.String("dir", "", "reap leftover lab servers under this directory\n(default: the parent of the recorded lab's directory, else the temp directory)")
+			return func(ctx context.Context, e *env, args []string) int {
+				if len(args) > 0 {
+					return e.usageError("unexpected arguments %q", args)
+				}
+				return labDown(e, *state, *dir)
+			}
+		},
+	}
+}
+
+func labDown(e *env, statePath, reapDir string) int {
+	code := exitOK
+	s, err := lab.Load(statePath)
+	switch {
+	case err == nil:
+		if reapDir == "" {
+			reapDir = filepath.Dir(s.Dir)
+		}
+		killed, err := s.Stop()
+		if err != nil {
+			e.errorf("lab down: %v (state kept in %s)", err, statePath)
+			code = exitProblem
+			break
+		}
+		if err := os.Remove(statePath); err != nil && !errors.Is(err, os.ErrNotExist) {
+			e.errorf("lab down: %v", err)
+			code = exitProblem
+		}
+		fmt.Fprintf(e.stdout, "stopped lab %s: killed %s, removed its directory and %s\n",
+			s.Dir, plural(killed, "server"), statePath)
+	case errors.Is(err, os.ErrNotExist):
+		fmt.Fprintf(e.stdout, "no lab recorded at %s\n", statePath)
+	default:
+		e.errorf("lab down: %v", err)
+		code = exitProblem
+	}
+	if reapDir == "" {
+		reapDir = os.TempDir()
+	}
+	n := lab.ReapIn(reapDir)
+	fmt.Fprintf(e.stdout, "reaped %s under %s\n", plural(n, "leftover lab server"), reapDir)
+	return code
+}
+
+// groupDSN is the rwshard DSN of one replication group.
+type groupDSN struct {
+	group, dsn string
+}
+
+// groupDSNs returns one DSN per group as the application user, the
+// group's primary first.
+func groupDSNs(s *lab.State) []groupDSN {
+	var out []groupDSN
+	for _, g := range s.Groups() {
+		var hosts []string
+		if p := s.Primary(g); p != nil {
+			hosts = append(hosts, "tcp("+p.Addr()+")")
+		}
+		for _, n := range s.Nodes {
+			if n.Group == g && !n.Primary {
+				hosts = append(hosts, "tcp("+n.Addr()+")")
+			}
+		}
+		out = append(out, groupDSN{group: g, dsn: fmt.Sprintf("%s:%s@%s/%s",
+			lab.AppUser, lab.AppPassword, strings.Join(hosts, ","), lab.AppDatabase)})
+	}
+	return out
+}
+
+// printLab writes the lab's nodes as a table, then its DSNs.
+func printLab(w io.Writer, s *lab.State, withAlive bool) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	head := "NODE\tGROUP\tROLE\tSERVER_ID\tADDRESS\tPID"
+	if withAlive {
+		head += "\tRUNNING"
+	}
+	fmt.Fprintln(tw, head)
+	for _, n := range s.Nodes {
+		role := "replica"
+		if n.Primary {
+			role = "primary"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%d", n.Name, n.Group, role, n.ServerID, n.Addr(), n.PID)
+		if withAlive {
+			fmt.Fprintf(tw, "\t%s", yesNo(n.Alive()))
+		}
+		fmt.Fprintln(tw)
+	}
+	tw.Flush()
+	dsns := groupDSNs(s)
+	fmt.Fprintf(w, "\nrwshard DSN (user %s, database %s; the lab's own password, not a secret):\n", lab.AppUser, lab.AppDatabase)
+	if len(dsns) == 1 {
+		fmt.Fprintf(w, "  %s\n", dsns[0].dsn)
+		return
+	}
+	fmt.Fprintln(w, "one per group until sharding configs exist:")
+	for _, g := range dsns {
+		fmt.Fprintf(w, "  %s: %s\n", g.group, g.dsn)
+	}
+}

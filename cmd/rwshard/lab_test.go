@@ -1,0 +1,163 @@
+package main
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/rwshard/rwshard/internal/lab"
+	"github.com/rwshard/rwshard/internal/lab/labtest"
+)
+
+// needMariaDB skips when mariadbd is missing, unless RWSHARD_LAB=require.
+func needMariaDB(t *testing.T) {
+	t.Helper()
+	if _, err := lab.LookMariadbd(); err != nil {
+		if labtest.Required() {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+}
+
+// stopOnFailure stops whatever lab the state file records when the test
+// ends, so that a failing test leaves no detached server behind.
+func stopOnFailure(t *testing.T, statePath string) {
+	t.Cleanup(func() {
+		if s, err := lab.Load(statePath); err == nil {
+			_, _ = s.Stop()
+		}
+	})
+}
+
+func TestLabUpStatusDown(t *testing.T) {
+	needMariaDB(t)
+	parent, state := t.TempDir(), filepath.Join(t.TempDir(), "lab.json")
+	stopOnFailure(t, state)
+
+	r := cli(t, "lab", "up", "-dir", parent, "-state", state)
+	require.Equal(t, exitOK, r.code, r)
+	s, err := lab.Load(state)
+	require.NoError(t, err)
+	require.Len(t, s.Nodes, 3)
+	assert.Equal(t, parent, filepath.Dir(s.Dir))
+	var pids []int
+	for _, n := range s.Nodes {
+		assert.True(t, n.Alive(), n.Name)
+		assert.Regexp(t, row(n.Name, "ds_0"), r.stdout)
+		pids = append(pids, n.PID)
+	}
+	dsn := hostsDSN(lab.AppPassword, []string{s.Nodes[0].Addr(), s.Nodes[1].Addr(), s.Nodes[2].Addr()}, "")
+	assert.Contains(t, r.stdout, "  "+dsn+"\n")
+	assert.Contains(t, r.stdout, "rwshard lab down -state "+state)
+
+	// A second lab on the same state file is refused.
+	again := cli(t, "lab", "up", "-dir", parent, "-state", state)
+	assert.Equal(t, exitProblem, again.code, again)
+	assert.Contains(t, again.stderr, "a lab is already running")
+
+	r = cli(t, "lab", "status", "-state", state)
+	require.Equal(t, exitOK, r.code, r)
+	for _, n := range s.Nodes {
+		assert.Regexp(t, `(?m)^`+n.Name+`\s.*\s`+n.Addr()+`\s+\d+\s+yes$`, r.stdout)
+	}
+	r = cli(t, "lab", "status", "-dsn", "-state", state)
+	require.Equal(t, exitOK, r.code, r)
+	assert.Equal(t, dsn+"\n", r.stdout)
+
+	// The printed DSN works: the detached lab passes check.
+	r = cli(t, "check", strings.TrimSpace(r.stdout))
+	assert.Equal(t, exitOK, r.code, r)
+
+	// No -dir: down reaps under the recorded lab's parent directory (the
+	// state file loaded above, so this is parent, not the temp directory).
+	r = cli(t, "lab", "down", "-state", state)
+	require.Equal(t, exitOK, r.code, r)
+	assert.Contains(t, r.stdout, "killed 3 servers")
+	assert.Contains(t, r.stdout, "reaped 0 leftover lab servers under "+parent)
+	left := lab.Leftovers()
+	for _, pid := range pids {
+		assert.NotContains(t, left, pid, "lab down left a mariadbd running")
+	}
+	assert.NoDirExists(t, s.Dir)
+	_, err = os.Stat(state)
+	assert.True(t, errors.Is(err, os.ErrNotExist), "state file still there: %v", err)
+
+	r = cli(t, "lab", "status", "-state", state)
+	assert.Equal(t, exitProblem, r.code, r)
+	assert.Contains(t, r.stderr, "no lab recorded at "+state)
+	// Without a state file, down reaps under -dir (never the whole temp
+	// directory here: other packages' test labs run there).
+	r = cli(t, "lab", "down", "-state", state, "-dir", parent)
+	assert.Equal(t, exitOK, r.code, r)
+	assert.Contains(t, r.stdout, "no lab recorded")
+}
+
+func TestLabShardedAndDeadServer(t *testing.T) {
+	needMariaDB(t)
+	parent, state := t.TempDir(), filepath.Join(t.TempDir(), "lab.json")
+	stopOnFailure(t, state)
+
+	r := cli(t, "lab", "up", "-topology", "sharded", "-dir", parent, "-state", state)
+	require.Equal(t, exitOK, r.code, r)
+	s, err := lab.Load(state)
+	require.NoError(t, err)
+	require.Len(t, s.Nodes, 4)
+	assert.Equal(t, []string{"ds_0", "ds_1"}, s.Groups())
+	assert.Contains(t, r.stdout, "one per group")
+	r = cli(t, "lab", "status", "-dsn", "-state", state)
+	require.Equal(t, exitOK, r.code, r)
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	require.Len(t, lines, 2)
+	for i, g := range s.Groups() {
+		p, rep := s.Primary(g), s.Nodes[2*i+1]
+		assert.Equal(t, hostsDSN(lab.AppPassword, []string{p.Addr(), rep.Addr()}, ""), lines[i])
+	}
+
+	// A server that died is reported, and down still cleans up. Kill it
+	// through a copy of the state that names only that server.
+	victim := s.Nodes[3]
+	killOne := &lab.State{Dir: filepath.Join(parent, lab.DirPrefix+"none"), Nodes: []lab.NodeState{victim}}
+	killed, err := killOne.Stop()
+	require.NoError(t, err)
+	require.Equal(t, 1, killed)
+	r = cli(t, "lab", "status", "-state", state)
+	assert.Equal(t, exitProblem, r.code, r)
+	assert.Regexp(t, `(?m)^`+victim.Name+`\s.*\sno$`, r.stdout)
+	assert.Contains(t, r.stderr, "1 of 4 servers are not running")
+
+	r = cli(t, "lab", "down", "-state", state, "-dir", parent)
+	require.Equal(t, exitOK, r.code, r)
+	assert.Contains(t, r.stdout, "killed 3 servers")
+	left := lab.Leftovers()
+	for _, n := range s.Nodes {
+		assert.NotContains(t, left, n.PID)
+	}
+	assert.NoDirExists(t, s.Dir)
+}
+
+func TestLabDownReapsLeftovers(t *testing.T) {
+	needMariaDB(t)
+	// A detached lab whose state was lost: down -dir reaps it, and only
+	// under that directory.
+	parent := t.TempDir()
+	l := labtest.Fresh(t, lab.Options{Shards: 1, Replicas: 0, Detach: true, Dir: parent})
+	pid := l.State().Nodes[0].PID
+	require.Contains(t, lab.Leftovers(), pid)
+
+	r := cli(t, "lab", "down", "-state", filepath.Join(t.TempDir(), "none.json"), "-dir", t.TempDir())
+	require.Equal(t, exitOK, r.code, r)
+	assert.Contains(t, r.stdout, "reaped 0 leftover lab servers")
+	assert.True(t, l.State().Nodes[0].Alive(), "reaped a server outside -dir")
+
+	r = cli(t, "lab", "down", "-state", filepath.Join(t.TempDir(), "none.json"), "-dir", parent)
+	require.Equal(t, exitOK, r.code, r)
+	assert.Contains(t, r.stdout, "reaped 1 leftover lab server under "+parent)
+	require.Eventually(t, func() bool { return !l.Nodes()[0].Running() }, 30*time.Second, 10*time.Millisecond)
+}
