@@ -1,0 +1,468 @@
+package shard
+
+// Rewrite of a SELECT that runs on several shards, and its merge plan.
+//
+//   - LIMIT o, n becomes LIMIT 0, o+n on each shard (when the merge can
+//     stop early: no GROUP BY, or a GROUP BY that streams); the merge
+//     skips o rows and returns n. Otherwise the shards get no LIMIT.
+//   - ORDER BY and GROUP BY items that are not in the select list are
+//     appended to it as derived columns, hidden by MergePlan.Visible.
+//   - AVG(x) keeps its column and appends SUM(x) and COUNT(x) for the
+//     merge; COUNT, SUM, MIN and MAX are merged as they are.
+//   - GROUP BY without ORDER BY gets ORDER BY the group columns, so the
+//     groups of the shards stream in one order.
+//
+// Refused, because the shards' partial answers cannot be combined:
+// HAVING, COUNT/SUM/AVG(DISTINCT …), other aggregates (GROUP_CONCAT, STD…),
+// aggregates inside expressions, window functions, WITH ROLLUP,
+// SQL_CALC_FOUND_ROWS, SELECT … INTO.
+
+import (
+	"database/sql/driver"
+	"math"
+	"strconv"
+	"strings"
+
+	"vitess.io/vitess/go/vt/sqlparser"
+)
+
+// selectRewrite is the merge side of a multi-shard SELECT.
+type selectRewrite struct {
+	plan      MergePlan        // Offset and Limit are bound per call
+	limitNode *sqlparser.Limit // the marker of the shards' LIMIT; nil: no LIMIT on the shards
+	limit     bool             // the query has a LIMIT
+	offset    limitSource      // OFFSET (n 0 when absent)
+	count     limitSource      // row count
+	hasOffset bool
+}
+
+// limitSource is a LIMIT or OFFSET value: a literal or an argument.
+type limitSource struct {
+	arg int // position in the caller's args, or -1
+	n   int64
+}
+
+func (s limitSource) value(args []driver.NamedValue) (int64, error) {
+	if s.arg < 0 {
+		return s.n, nil
+	}
+	return intArg(args[s.arg].Value)
+}
+
+// bind returns the merge plan and the shards' LIMIT for one call.
+func (sr *selectRewrite) bind(args []driver.NamedValue) (*MergePlan, limitValues, error) {
+	mp := new(MergePlan)
+	*mp = sr.plan
+	mp.Limit = NoLimit
+	var lv limitValues
+	if !sr.limit {
+		return mp, lv, nil
+	}
+	off, err := sr.offset.value(args)
+	if err != nil {
+		return nil, lv, err
+	}
+	cnt, err := sr.count.value(args)
+	if err != nil {
+		return nil, lv, err
+	}
+	mp.Offset, mp.Limit = off, cnt
+	if sr.hasOffset {
+		lv = limitValues{n: addSat(off, cnt), zeroStart: true, arg: sr.offset.arg >= 0 || sr.count.arg >= 0}
+	} else {
+		lv = limitValues{n: cnt, arg: sr.count.arg >= 0}
+	}
+	lv.argValue = lv.n
+	return mp, lv, nil
+}
+
+// colRef is a column of the shard rows before the number of derived
+// columns is known: a position in the select list or a derived column.
+type colRef struct {
+	derived bool
+	n       int
+}
+
+type selectRewriter struct {
+	sel     *sqlparser.Select
+	exprs   []sqlparser.SelectExpr // the caller's select list
+	star    bool
+	first   int // first '*' position
+	last    int // last '*' position
+	derived []sqlparser.SelectExpr
+	aggs    []aggRef
+	grouped []colRef
+	order   []orderRef
+}
+
+type aggRef struct {
+	kind            AggKind
+	col, sum, count colRef
+}
+
+type orderRef struct {
+	col  colRef
+	desc bool
+}
+
+// rewriteMultiSelect rewrites sel (a clone, with table markers) for
+// several shards and returns its merge side.
+func rewriteMultiSelect(sel *sqlparser.Select) (*selectRewrite, error) {
+	switch {
+	case sel.Into != nil:
+		return nil, unsupported("SELECT … INTO over several shards")
+	case sel.SQLCalcFoundRows:
+		return nil, unsupported("SQL_CALC_FOUND_ROWS over several shards")
+	case sel.Having != nil:
+		return nil, unsupported("HAVING over several shards (each shard would filter its partial groups)")
+	case sel.GroupBy != nil && sel.GroupBy.WithRollup:
+		return nil, unsupported("GROUP BY … WITH ROLLUP over several shards")
+	case sel.Windows != nil || hasWindow(sel):
+		return nil, unsupported("window function over several shards")
+	}
+	w := &selectRewriter{sel: sel, first: -1, last: -1}
+	if sel.SelectExprs != nil {
+		w.exprs = sel.SelectExprs.Exprs
+	}
+	for i, e := range w.exprs {
+		switch e.(type) {
+		case *sqlparser.StarExpr:
+			if !w.star {
+				w.first = i
+			}
+			w.star, w.last = true, i
+		case *sqlparser.Nextval:
+			return nil, unsupported("NEXT VALUE over several shards")
+		}
+	}
+
+	// Aggregates of the select list.
+	for i, e := range w.exprs {
+		ae, ok := e.(*sqlparser.AliasedExpr)
+		if !ok {
+			continue
+		}
+		if err := w.aggregate(ae.Expr, colRef{n: i}); err != nil {
+			return nil, err
+		}
+	}
+
+	// ORDER BY NULL is MySQL's "no order".
+	if len(sel.OrderBy) == 1 {
+		if _, ok := sel.OrderBy[0].Expr.(*sqlparser.NullVal); ok {
+			sel.OrderBy = nil
+		}
+	}
+	var groupExprs []sqlparser.Expr
+	if sel.GroupBy != nil {
+		groupExprs = sel.GroupBy.Exprs
+	}
+	for _, g := range groupExprs {
+		if sqlparser.ContainsAggregation(g) {
+			return nil, unsupported("aggregate in GROUP BY")
+		}
+		ref, err := w.column(g, false)
+		if err != nil {
+			return nil, err
+		}
+		w.grouped = append(w.grouped, ref)
+	}
+	for _, o := range sel.OrderBy {
+		ref, err := w.column(o.Expr, true)
+		if err != nil {
+			return nil, err
+		}
+		w.order = append(w.order, orderRef{col: ref, desc: o.Direction == sqlparser.DescOrder})
+	}
+	if len(groupExprs) > 0 && len(sel.OrderBy) == 0 {
+		for i, g := range groupExprs {
+			sel.OrderBy = append(sel.OrderBy, &sqlparser.Order{Expr: sqlparser.CloneExpr(g), Direction: sqlparser.AscOrder})
+			w.order = append(w.order, orderRef{col: w.grouped[i]})
+		}
+	}
+	sel.SelectExprs = &sqlparser.SelectExprs{Exprs: append(append([]sqlparser.SelectExpr(nil), w.exprs...), w.derived...)}
+
+	// Column indexes, now that the derived columns are known.
+	rw := &selectRewrite{}
+	mp := &rw.plan
+	for _, o := range w.order {
+		mp.OrderBy = append(mp.OrderBy, OrderKey{Index: w.index(o.col), Desc: o.desc})
+	}
+	for _, g := range w.grouped {
+		mp.GroupBy = append(mp.GroupBy, w.index(g))
+	}
+	isAgg := make(map[int]bool)
+	for _, a := range w.aggs {
+		ag := Aggregate{Kind: a.kind, Index: w.index(a.col)}
+		mp.Aggregates = append(mp.Aggregates, ag)
+		if a.kind == AggAvg {
+			// The helpers are aggregate columns too: an ORDER BY SUM(x)
+			// may use them.
+			ag.SumIndex, ag.CountIndex = w.index(a.sum), w.index(a.count)
+			mp.Aggregates[len(mp.Aggregates)-1] = ag
+			mp.Aggregates = append(mp.Aggregates,
+				Aggregate{Kind: AggSum, Index: ag.SumIndex}, Aggregate{Kind: AggCount, Index: ag.CountIndex})
+		}
+	}
+	for _, a := range mp.Aggregates {
+		isAgg[a.Index] = true
+	}
+	for _, g := range mp.GroupBy {
+		if isAgg[g] {
+			return nil, unsupported("GROUP BY an aggregate")
+		}
+	}
+	mp.Distinct = sel.Distinct
+	switch d := len(w.derived); {
+	case d == 0:
+		mp.Visible = 0
+	case w.star:
+		mp.Visible = -d
+	default:
+		mp.Visible = len(w.exprs)
+	}
+
+	// LIMIT.
+	if l := sel.Limit; l != nil {
+		rw.limit = true
+		var ok bool
+		if rw.count, ok = limitValue(l.Rowcount); !ok {
+			return nil, unsupported("LIMIT with an expression over several shards")
+		}
+		rw.offset = limitSource{arg: -1}
+		if l.Offset != nil {
+			rw.hasOffset = true
+			if rw.offset, ok = limitValue(l.Offset); !ok {
+				return nil, unsupported("OFFSET with an expression over several shards")
+			}
+		}
+		// Each shard's first offset+limit rows hold the answer when the
+		// merge reads the shards in the final order (or in none); not when
+		// it groups in memory, nor when derived columns make DISTINCT
+		// compare more columns on the shards than in the merge.
+		push := (len(mp.GroupBy) == 0 || sameColumns(mp.GroupBy, mp.OrderBy)) && !(sel.Distinct && len(w.derived) > 0)
+		if push {
+			rw.limitNode = &sqlparser.Limit{}
+			sel.Limit = rw.limitNode
+		} else {
+			sel.Limit = nil
+		}
+	}
+	return rw, nil
+}
+
+// aggregate records the aggregate at column col, if e is one.
+func (w *selectRewriter) aggregate(e sqlparser.Expr, col colRef) error {
+	var kind AggKind
+	switch x := e.(type) {
+	case *sqlparser.CountStar:
+		kind = AggCount
+	case *sqlparser.Count:
+		if x.Distinct {
+			return unsupported("COUNT(DISTINCT …) over several shards")
+		}
+		kind = AggCount
+	case *sqlparser.Sum:
+		if x.Distinct {
+			return unsupported("SUM(DISTINCT …) over several shards")
+		}
+		kind = AggSum
+	case *sqlparser.Min:
+		kind = AggMin
+	case *sqlparser.Max:
+		kind = AggMax
+	case *sqlparser.Avg:
+		if x.Distinct {
+			return unsupported("AVG(DISTINCT …) over several shards")
+		}
+		kind = AggAvg
+	case *sqlparser.AnyValue:
+		return nil // a value of the group: what the merge keeps anyway
+	case sqlparser.AggrFunc:
+		return unsupported("aggregate %s over several shards", strings.ToUpper(x.AggrName()))
+	default:
+		if sqlparser.ContainsAggregation(e) {
+			return unsupported("aggregate inside an expression (%s) over several shards", sqlparser.String(e))
+		}
+		return nil
+	}
+	if !w.resolvable(col) {
+		return unsupported("aggregate between two * in the select list over several shards")
+	}
+	a := aggRef{kind: kind, col: col}
+	if kind == AggAvg {
+		arg := e.(*sqlparser.Avg).Arg
+		a.sum = w.derive(&sqlparser.Sum{Arg: sqlparser.CloneExpr(arg)})
+		a.count = w.derive(&sqlparser.Count{Args: []sqlparser.Expr{sqlparser.CloneExpr(arg)}})
+	}
+	w.aggs = append(w.aggs, a)
+	return nil
+}
+
+// derive appends e to the select list as a derived column.
+func (w *selectRewriter) derive(e sqlparser.Expr) colRef {
+	w.derived = append(w.derived, &sqlparser.AliasedExpr{Expr: e})
+	return colRef{derived: true, n: len(w.derived) - 1}
+}
+
+// resolvable reports whether the index of a select-list column can be
+// known: not after a '*' unless after the last one.
+func (w *selectRewriter) resolvable(c colRef) bool {
+	return c.derived || !w.star || c.n < w.first || c.n > w.last
+}
+
+// index is the final index of c: negative when counted from the end.
+func (w *selectRewriter) index(c colRef) int {
+	v, d := len(w.exprs), len(w.derived)
+	switch {
+	case c.derived && !w.star:
+		return v + c.n
+	case c.derived:
+		return -(d - c.n)
+	case !w.star || c.n < w.first:
+		return c.n
+	default:
+		return -(v - c.n) - d
+	}
+}
+
+// column finds the column of an ORDER BY (orderBy) or GROUP BY item,
+// deriving one when the select list does not have it.
+func (w *selectRewriter) column(e sqlparser.Expr, orderBy bool) (colRef, error) {
+	if l, ok := e.(*sqlparser.Literal); ok && l.Type == sqlparser.IntVal {
+		p, err := strconv.Atoi(l.Val)
+		if err != nil || p < 1 || p > len(w.exprs) {
+			return colRef{}, unsupported("position %s in ORDER BY or GROUP BY is not in the select list", l.Val)
+		}
+		c := colRef{n: p - 1}
+		if _, star := w.exprs[p-1].(*sqlparser.StarExpr); star || !w.resolvable(c) {
+			return colRef{}, unsupported("position %s in ORDER BY or GROUP BY after * over several shards", l.Val)
+		}
+		return c, nil
+	}
+	byAlias := func() (colRef, bool) {
+		col, ok := e.(*sqlparser.ColName)
+		if !ok || !col.Qualifier.IsEmpty() {
+			return colRef{}, false
+		}
+		for i, x := range w.exprs {
+			if ae, ok := x.(*sqlparser.AliasedExpr); ok && ae.As.NotEmpty() && ae.As.Equal(col.Name) && w.resolvable(colRef{n: i}) {
+				return colRef{n: i}, true
+			}
+		}
+		return colRef{}, false
+	}
+	byExpr := func() (colRef, bool) {
+		for i, x := range w.exprs {
+			if ae, ok := x.(*sqlparser.AliasedExpr); ok && sameExpr(ae.Expr, e) && w.resolvable(colRef{n: i}) {
+				return colRef{n: i}, true
+			}
+		}
+		for i, x := range w.derived {
+			if sameExpr(x.(*sqlparser.AliasedExpr).Expr, e) {
+				return colRef{derived: true, n: i}, true
+			}
+		}
+		return colRef{}, false
+	}
+	first, second := byExpr, byAlias
+	if orderBy {
+		first, second = byAlias, byExpr
+	}
+	if c, ok := first(); ok {
+		return c, nil
+	}
+	if c, ok := second(); ok {
+		return c, nil
+	}
+	if sqlparser.ContainsAggregation(e) {
+		// ORDER BY COUNT(*) not selected: a hidden aggregate column.
+		if _, ok := e.(sqlparser.AggrFunc); !ok {
+			return colRef{}, unsupported("aggregate inside an expression (%s) over several shards", sqlparser.String(e))
+		}
+		c := w.derive(sqlparser.CloneExpr(e))
+		if err := w.aggregate(e, c); err != nil {
+			return colRef{}, err
+		}
+		return c, nil
+	}
+	return w.derive(sqlparser.CloneExpr(e)), nil
+}
+
+// sameExpr compares expressions, columns by name when either is
+// unqualified.
+var lenientColumns = &sqlparser.Comparator{RefOfColName_: func(a, b *sqlparser.ColName) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	if !a.Name.Equal(b.Name) {
+		return false
+	}
+	return a.Qualifier.IsEmpty() || b.Qualifier.IsEmpty() || strings.EqualFold(a.Qualifier.Name.String(), b.Qualifier.Name.String())
+}}
+
+func sameExpr(a, b sqlparser.Expr) bool { return lenientColumns.Expr(a, b) }
+
+// sameColumns reports whether the ORDER BY keys are exactly the group
+// columns (then the merge groups as the rows stream).
+func sameColumns(group []int, order []OrderKey) bool {
+	if len(order) == 0 {
+		return false
+	}
+	in := func(x int, set []int) bool {
+		for _, y := range set {
+			if x == y {
+				return true
+			}
+		}
+		return false
+	}
+	keys := make([]int, len(order))
+	for i, k := range order {
+		keys[i] = k.Index
+	}
+	for _, g := range group {
+		if !in(g, keys) {
+			return false
+		}
+	}
+	for _, k := range keys {
+		if !in(k, group) {
+			return false
+		}
+	}
+	return true
+}
+
+// hasWindow reports whether a window function (an OVER clause) appears.
+func hasWindow(n sqlparser.SQLNode) bool {
+	found := false
+	_ = sqlparser.Walk(func(node sqlparser.SQLNode) (bool, error) {
+		if _, ok := node.(*sqlparser.OverClause); ok {
+			found = true
+		}
+		return !found, nil
+	}, n)
+	return found
+}
+
+// limitValue reads a LIMIT or OFFSET item: an integer literal or '?'.
+func limitValue(e sqlparser.Expr) (limitSource, bool) {
+	switch e := e.(type) {
+	case *sqlparser.Literal:
+		if e.Type == sqlparser.IntVal {
+			if n, err := strconv.ParseInt(e.Val, 10, 64); err == nil {
+				return limitSource{arg: -1, n: n}, true
+			}
+			// LIMIT o, 18446744073709551615 is MySQL's "all the rest".
+			if _, err := strconv.ParseUint(e.Val, 10, 64); err == nil {
+				return limitSource{arg: -1, n: math.MaxInt64}, true
+			}
+		}
+	case *sqlparser.Argument:
+		if i, ok := placeholderIndex(e.Name); ok {
+			return limitSource{arg: i}, true
+		}
+	}
+	return limitSource{}, false
+}

@@ -1,0 +1,394 @@
+package shard
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"vitess.io/vitess/go/vt/sqlparser"
+)
+
+// ds1 lists the four t_order units of data source ds_1 (user_id = 1).
+func routeDS1(format string, args ...any) []unitWant {
+	var out []unitWant
+	for t := 0; t < 4; t++ {
+		out = append(out, unitWant{ds: "ds_1", sql: strings.ReplaceAll(format, "%s", fmt.Sprintf("t_order_%d", t)), args: args})
+	}
+	return out
+}
+
+func TestRewriteMultiShardSelect(t *testing.T) {
+	runRouteCases(t, []routeCase{
+		{
+			name: "LIMIT o, n → LIMIT 0, o+n", sql: "SELECT id FROM t_order WHERE user_id = 1 ORDER BY id LIMIT 10, 5",
+			reason: ReasonMultiShard,
+			units:  routeDS1("select id from %s where user_id = 1 order by id asc limit 0, 15"),
+			merge:  &MergePlan{OrderBy: []OrderKey{{Index: 0}}, Offset: 10, Limit: 5},
+		},
+		{
+			name: "LIMIT ?, ? → LIMIT 0, ?", sql: "SELECT id FROM t_order WHERE user_id = ? ORDER BY id DESC LIMIT ?, ?",
+			args: []any{int64(1), int64(20), int64(10)}, reason: ReasonMultiShard,
+			units: routeDS1("select id from %s where user_id = ? order by id desc limit 0, ?", int64(1), int64(30)),
+			merge: &MergePlan{OrderBy: []OrderKey{{Index: 0, Desc: true}}, Offset: 20, Limit: 10},
+		},
+		{
+			name: "LIMIT n OFFSET o", sql: "SELECT id FROM t_order WHERE user_id = 1 LIMIT 5 OFFSET ?", args: []any{int64(2)},
+			reason: ReasonMultiShard,
+			units:  routeDS1("select id from %s where user_id = 1 limit 0, ?", int64(7)),
+			merge:  &MergePlan{Offset: 2, Limit: 5},
+		},
+		{
+			name: "LIMIT o, 18446744073709551615", sql: "SELECT id FROM t_order WHERE user_id = 1 ORDER BY id LIMIT 5, 18446744073709551615",
+			reason: ReasonMultiShard,
+			units:  routeDS1("select id from %s where user_id = 1 order by id asc limit 0, 9223372036854775807"),
+			merge:  &MergePlan{OrderBy: []OrderKey{{Index: 0}}, Offset: 5, Limit: math.MaxInt64},
+		},
+		{
+			name: "LIMIT n", sql: "SELECT id FROM t_order WHERE user_id = 1 LIMIT ?", args: []any{int64(3)},
+			reason: ReasonMultiShard,
+			units:  routeDS1("select id from %s where user_id = 1 limit ?", int64(3)),
+			merge:  &MergePlan{Limit: 3},
+		},
+		{
+			name: "ORDER BY a column not selected: derived", sql: "SELECT id, status FROM t_order WHERE user_id = 1 ORDER BY created DESC, id",
+			reason: ReasonMultiShard,
+			units:  routeDS1("select id, `status`, created from %s where user_id = 1 order by created desc, id asc"),
+			merge:  &MergePlan{OrderBy: []OrderKey{{Index: 2, Desc: true}, {Index: 0}}, Limit: NoLimit, Visible: 2},
+		},
+		{
+			name: "ORDER BY alias and position", sql: "SELECT id AS i, amount * 2 AS double FROM t_order WHERE user_id = 1 ORDER BY double DESC, 1",
+			reason: ReasonMultiShard,
+			units:  routeDS1("select id as i, amount * 2 as `double` from %s where user_id = 1 order by `double` desc, 1 asc"),
+			merge:  &MergePlan{OrderBy: []OrderKey{{Index: 1, Desc: true}, {Index: 0}}, Limit: NoLimit},
+		},
+		{
+			name: "ORDER BY a qualified column matches the unqualified one", sql: "SELECT o.id FROM t_order o WHERE o.user_id = 1 ORDER BY id",
+			reason: ReasonMultiShard,
+			units:  routeDS1("select o.id from %s as o where o.user_id = 1 order by id asc"),
+			merge:  &MergePlan{OrderBy: []OrderKey{{Index: 0}}, Limit: NoLimit},
+		},
+		{
+			name:   "SELECT * with ORDER BY: derived after *, counted from the end",
+			sql:    "SELECT * FROM t_order WHERE user_id = 1 ORDER BY created LIMIT 5",
+			reason: ReasonMultiShard,
+			units:  routeDS1("select *, created from %s where user_id = 1 order by created asc limit 5"),
+			merge:  &MergePlan{OrderBy: []OrderKey{{Index: -1}}, Limit: 5, Visible: -1},
+		},
+		{
+			name: "SELECT * without derived columns", sql: "SELECT * FROM t_order WHERE user_id = 1",
+			reason: ReasonMultiShard,
+			units:  routeDS1("select * from %s where user_id = 1"),
+			merge:  &MergePlan{Limit: NoLimit},
+		},
+		{
+			name:   "GROUP BY without ORDER BY: ORDER BY the group columns",
+			sql:    "SELECT status, COUNT(*), SUM(amount), MIN(amount), MAX(amount) FROM t_order WHERE user_id = 1 GROUP BY status LIMIT 3",
+			reason: ReasonMultiShard,
+			units:  routeDS1("select `status`, count(*), sum(amount), min(amount), max(amount) from %s where user_id = 1 group by `status` order by `status` asc limit 3"),
+			merge: &MergePlan{
+				OrderBy: []OrderKey{{Index: 0}}, GroupBy: []int{0},
+				Aggregates: []Aggregate{{Kind: AggCount, Index: 1}, {Kind: AggSum, Index: 2}, {Kind: AggMin, Index: 3}, {Kind: AggMax, Index: 4}},
+				Limit:      3,
+			},
+		},
+		{
+			name: "GROUP BY a column not selected", sql: "SELECT COUNT(*) FROM t_order WHERE user_id = 1 GROUP BY status",
+			reason: ReasonMultiShard,
+			units:  routeDS1("select count(*), `status` from %s where user_id = 1 group by `status` order by `status` asc"),
+			merge: &MergePlan{OrderBy: []OrderKey{{Index: 1}}, GroupBy: []int{1},
+				Aggregates: []Aggregate{{Kind: AggCount, Index: 0}}, Limit: NoLimit, Visible: 1},
+		},
+		{
+			name: "AVG: SUM and COUNT derived", sql: "SELECT user_id, AVG(amount) AS a FROM t_order WHERE user_id IN (1, 2) GROUP BY user_id",
+			reason: ReasonMultiShard,
+			units:  routeEvery8("select user_id, avg(amount) as a, sum(amount), count(amount) from %s where user_id in (1, 2) group by user_id order by user_id asc"),
+			merge: &MergePlan{OrderBy: []OrderKey{{Index: 0}}, GroupBy: []int{0},
+				Aggregates: []Aggregate{{Kind: AggAvg, Index: 1, SumIndex: 2, CountIndex: 3}, {Kind: AggSum, Index: 2}, {Kind: AggCount, Index: 3}},
+				Limit:      NoLimit, Visible: 2},
+		},
+		{
+			name:   "GROUP BY with ORDER BY an aggregate: grouped in memory, no LIMIT on the shards",
+			sql:    "SELECT status, COUNT(*) AS n FROM t_order WHERE user_id = 1 GROUP BY status ORDER BY n DESC LIMIT 2, 3",
+			reason: ReasonMultiShard,
+			units:  routeDS1("select `status`, count(*) as n from %s where user_id = 1 group by `status` order by n desc"),
+			merge: &MergePlan{OrderBy: []OrderKey{{Index: 1, Desc: true}}, GroupBy: []int{0},
+				Aggregates: []Aggregate{{Kind: AggCount, Index: 1}}, Offset: 2, Limit: 3},
+		},
+		{
+			name:   "ORDER BY an aggregate not selected: hidden aggregate",
+			sql:    "SELECT status FROM t_order WHERE user_id = 1 GROUP BY status ORDER BY SUM(amount) DESC",
+			reason: ReasonMultiShard,
+			units:  routeDS1("select `status`, sum(amount) from %s where user_id = 1 group by `status` order by sum(amount) desc"),
+			merge: &MergePlan{OrderBy: []OrderKey{{Index: 1, Desc: true}}, GroupBy: []int{0},
+				Aggregates: []Aggregate{{Kind: AggSum, Index: 1}}, Limit: NoLimit, Visible: 1},
+		},
+		{
+			name: "aggregates without GROUP BY", sql: "SELECT COUNT(*), MAX(created) FROM t_order",
+			reason: ReasonAllShards,
+			units:  routeEvery8("select count(*), max(created) from %s"),
+			merge:  &MergePlan{Aggregates: []Aggregate{{Kind: AggCount, Index: 0}, {Kind: AggMax, Index: 1}}, Limit: NoLimit},
+		},
+		{
+			name: "DISTINCT", sql: "SELECT DISTINCT status FROM t_order WHERE user_id = 1 ORDER BY status LIMIT 4",
+			reason: ReasonMultiShard,
+			units:  routeDS1("select distinct `status` from %s where user_id = 1 order by `status` asc limit 4"),
+			merge:  &MergePlan{OrderBy: []OrderKey{{Index: 0}}, Distinct: true, Limit: 4},
+		},
+		{
+			name:   "DISTINCT with a derived column: no LIMIT on the shards",
+			sql:    "SELECT DISTINCT status FROM t_order WHERE user_id = 1 ORDER BY created LIMIT 4",
+			reason: ReasonMultiShard,
+			units:  routeDS1("select distinct `status`, created from %s where user_id = 1 order by created asc"),
+			merge:  &MergePlan{OrderBy: []OrderKey{{Index: 1}}, Distinct: true, Limit: 4, Visible: 1},
+		},
+		{
+			name: "ORDER BY NULL is no order", sql: "SELECT user_id, COUNT(*) FROM t_order GROUP BY user_id ORDER BY NULL",
+			reason: ReasonAllShards,
+			units:  routeEvery8("select user_id, count(*) from %s group by user_id order by user_id asc"),
+			merge: &MergePlan{OrderBy: []OrderKey{{Index: 0}}, GroupBy: []int{0},
+				Aggregates: []Aggregate{{Kind: AggCount, Index: 1}}, Limit: NoLimit},
+		},
+		{
+			name: "placeholders in derived columns are duplicated with their arguments",
+			sql:  "SELECT id FROM t_order WHERE user_id = ? ORDER BY amount > ? DESC", args: []any{int64(1), int64(100)},
+			reason: ReasonMultiShard,
+			units:  routeDS1("select id, amount > ? from %s where user_id = ? order by amount > ? desc", int64(100), int64(1), int64(100)),
+			merge:  &MergePlan{OrderBy: []OrderKey{{Index: 1, Desc: true}}, Limit: NoLimit, Visible: 1},
+		},
+		{
+			name:   "HAVING on one shard is fine",
+			sql:    "SELECT status, COUNT(*) FROM t_order WHERE user_id = 1 AND order_id = 1 GROUP BY status HAVING COUNT(*) > 1",
+			reason: ReasonSingleShard,
+			units:  []unitWant{{"ds_1", "select `status`, count(*) from t_order_1 where user_id = 1 and order_id = 1 group by `status` having count(*) > 1", nil}},
+		},
+		{
+			name:   "ORDER BY SUM(x) uses the SUM derived for AVG(x)",
+			sql:    "SELECT user_id, AVG(amount) FROM t_order WHERE user_id = 1 GROUP BY user_id ORDER BY SUM(amount) DESC",
+			reason: ReasonMultiShard,
+			units:  routeDS1("select user_id, avg(amount), sum(amount), count(amount) from %s where user_id = 1 group by user_id order by sum(amount) desc"),
+			merge: &MergePlan{OrderBy: []OrderKey{{Index: 2, Desc: true}}, GroupBy: []int{0},
+				Aggregates: []Aggregate{{Kind: AggAvg, Index: 1, SumIndex: 2, CountIndex: 3}, {Kind: AggSum, Index: 2}, {Kind: AggCount, Index: 3}},
+				Limit:      NoLimit, Visible: 2},
+		},
+		{name: "GROUP BY an aggregate's alias", sql: "SELECT COUNT(*) AS n FROM t_order GROUP BY n", err: ErrUnsupported, errHas: []string{"GROUP BY an aggregate"}},
+		{name: "HAVING", sql: "SELECT status FROM t_order GROUP BY status HAVING COUNT(*) > 1", err: ErrUnsupported, errHas: []string{"HAVING"}},
+		{name: "COUNT(DISTINCT)", sql: "SELECT COUNT(DISTINCT user_id) FROM t_order", err: ErrUnsupported, errHas: []string{"COUNT(DISTINCT"}},
+		{name: "SUM(DISTINCT)", sql: "SELECT SUM(DISTINCT amount) FROM t_order", err: ErrUnsupported, errHas: []string{"SUM(DISTINCT"}},
+		{name: "GROUP_CONCAT", sql: "SELECT GROUP_CONCAT(note) FROM t_order", err: ErrUnsupported, errHas: []string{"GROUP_CONCAT"}},
+		{name: "aggregate in an expression", sql: "SELECT COUNT(*) + 1 FROM t_order", err: ErrUnsupported, errHas: []string{"inside an expression"}},
+		{name: "window function", sql: "SELECT id, ROW_NUMBER() OVER (ORDER BY id) FROM t_order", err: ErrUnsupported, errHas: []string{"window function"}},
+		{name: "WITH ROLLUP", sql: "SELECT user_id, COUNT(*) FROM t_order GROUP BY user_id WITH ROLLUP", err: ErrUnsupported, errHas: []string{"ROLLUP"}},
+		{name: "SQL_CALC_FOUND_ROWS", sql: "SELECT SQL_CALC_FOUND_ROWS id FROM t_order LIMIT 1", err: ErrUnsupported, errHas: []string{"SQL_CALC_FOUND_ROWS"}},
+		{name: "LIMIT with an expression", sql: "SELECT id FROM t_order LIMIT 1 + 1", err: ErrUnsupported},
+	})
+}
+
+// TestMergePlanFor resolves indexes counted from the end once the width
+// of the shard rows is known.
+func TestMergePlanFor(t *testing.T) {
+	rules, _ := routeTestRules()
+	r := NewRouter(rules)
+	rt, err := r.Route("SELECT o.*, i.note, AVG(i.qty) FROM t_order o JOIN t_order_item i USING (order_id) WHERE o.user_id = 1 GROUP BY o.status ORDER BY i.note", nil)
+	require.NoError(t, err)
+	assert.Equal(t, "select o.*, i.note, avg(i.qty), sum(i.qty), count(i.qty), o.`status` from t_order_0 as o join t_order_item_0 as i using (order_id) where o.user_id = 1 group by o.`status` order by i.note asc",
+		rt.Units[0].SQL)
+	// Shard rows: 5 columns of o.*, note, avg, sum, count, status = 10.
+	assert.Equal(t, &MergePlan{
+		OrderBy:    []OrderKey{{Index: -5}},
+		GroupBy:    []int{-1},
+		Aggregates: []Aggregate{{Kind: AggAvg, Index: -4, SumIndex: -3, CountIndex: -2}, {Kind: AggSum, Index: -3}, {Kind: AggCount, Index: -2}},
+		Limit:      NoLimit,
+		Visible:    -3,
+	}, rt.Merge)
+	assert.Equal(t, &MergePlan{
+		OrderBy:    []OrderKey{{Index: 5}},
+		GroupBy:    []int{9},
+		Aggregates: []Aggregate{{Kind: AggAvg, Index: 6, SumIndex: 7, CountIndex: 8}, {Kind: AggSum, Index: 7}, {Kind: AggCount, Index: 8}},
+		Limit:      NoLimit,
+		Visible:    7,
+	}, rt.MergePlanFor(10))
+
+	// Without '*' MergePlanFor is Merge itself; without merge nil.
+	rt, err = r.Route("SELECT id FROM t_order ORDER BY created", nil)
+	require.NoError(t, err)
+	assert.Same(t, rt.Merge, rt.MergePlanFor(2))
+	rt, err = r.Route("SELECT id FROM t_order WHERE user_id = 1 AND order_id = 1", nil)
+	require.NoError(t, err)
+	assert.Nil(t, rt.MergePlanFor(1))
+
+	// An aggregate between two stars has no known index.
+	_, err = r.Route("SELECT o.*, COUNT(*), i.* FROM t_order o JOIN t_order_item i USING (order_id) GROUP BY o.id", nil)
+	assert.ErrorIs(t, err, ErrUnsupported)
+}
+
+// TestRewriteMergeEndToEnd runs the merge on fake shard results of a
+// rewritten statement: the plan the router builds is one Merge accepts
+// and answers right with.
+func TestRewriteMergeEndToEnd(t *testing.T) {
+	rules, _ := routeTestRules()
+	r := NewRouter(rules)
+	rt, err := r.Route("SELECT status, AVG(amount) FROM t_order WHERE user_id = 1 GROUP BY status ORDER BY status LIMIT 1, 1", nil)
+	require.NoError(t, err)
+	require.Len(t, rt.Units, 4)
+	cols := []string{"status", "avg(amount)", "sum(amount)", "count(amount)"}
+	// status a: amounts 1,2 on shard 0 and 3 on shard 1; b: 10 on shard 2; c: 4 on shard 3.
+	shards := [][][]any{
+		{{"a", "1.5000", int64(3), int64(2)}},
+		{{"a", "3.0000", int64(3), int64(1)}},
+		{{"b", "10.0000", int64(10), int64(1)}},
+		{{"c", "4.0000", int64(4), int64(1)}},
+	}
+	var sources []Source
+	for _, rows := range shards {
+		sources = append(sources, newRouteFakeSource(cols, rows))
+	}
+	m, err := Merge(*rt.MergePlanFor(len(cols)), sources)
+	require.NoError(t, err)
+	got := routeDrain(t, m)
+	// Offset 1 skips group a; one row: b with AVG 10.
+	require.Len(t, got, 1)
+	assert.Equal(t, "b", got[0][0])
+	assert.Equal(t, "10.0000", fmt.Sprintf("%s", got[0][1]))
+	assert.Equal(t, []string{"status", "avg(amount)"}, m.Columns())
+}
+
+func TestRewriteInsert(t *testing.T) {
+	runRouteCases(t, []routeCase{
+		{
+			name: "one row with key", sql: "INSERT INTO t_order (order_id, user_id, note) VALUES (?, ?, ?)",
+			args: []any{int64(6), int64(3), "n"}, reason: ReasonSingleShard, write: true,
+			units: []unitWant{{"ds_1", "insert into t_order_2(order_id, user_id, note) values (?, ?, ?)", []any{int64(6), int64(3), "n"}}},
+		},
+		{
+			name: "rows split per node, arguments renumbered",
+			sql:  "INSERT INTO t_order (order_id, user_id, note) VALUES (?, ?, ?), (1, 2, 'b'), (?, ?, ?), (5, ?, 'd')",
+			args: []any{int64(1), int64(1), "a", int64(2), int64(1), "c", int64(3)}, reason: ReasonMultiShard, write: true,
+			units: []unitWant{
+				{"ds_0", "insert into t_order_1(order_id, user_id, note) values (1, 2, 'b')", nil},
+				{"ds_1", "insert into t_order_1(order_id, user_id, note) values (?, ?, ?), (5, ?, 'd')", []any{int64(1), int64(1), "a", int64(3)}},
+				{"ds_1", "insert into t_order_2(order_id, user_id, note) values (?, ?, ?)", []any{int64(2), int64(1), "c"}},
+			},
+		},
+		{
+			name: "generated key added per row, as a placeholder when the statement has some",
+			sql:  "INSERT INTO t_order (user_id, note) VALUES (?, 'a'), (?, 'b')", args: []any{int64(1), int64(1)},
+			reason: ReasonMultiShard, write: true, lastID: 1000,
+			units: []unitWant{
+				{"ds_1", "insert into t_order_0(user_id, note, order_id) values (?, 'a', ?)", []any{int64(1), int64(1000)}},
+				{"ds_1", "insert into t_order_1(user_id, note, order_id) values (?, 'b', ?)", []any{int64(1), int64(1001)}},
+			},
+		},
+		{
+			name: "generated key as a literal in a statement without placeholders",
+			sql:  "INSERT INTO t_order (user_id) VALUES (2)", reason: ReasonSingleShard, write: true, lastID: 1000,
+			units: []unitWant{{"ds_0", "insert into t_order_0(user_id, order_id) values (2, 1000)", nil}},
+		},
+		{
+			name: "generated key of a binding table that is not its sharding column",
+			sql:  "INSERT INTO t_order_item (order_id, user_id) VALUES (3, 3)", reason: ReasonSingleShard, write: true, lastID: 1000,
+			units: []unitWant{{"ds_1", "insert into t_order_item_3(order_id, user_id, item_id) values (3, 3, 1000)", nil}},
+		},
+		{
+			name: "REPLACE", sql: "REPLACE INTO t_order (order_id, user_id) VALUES (4, 4)", reason: ReasonSingleShard, write: true,
+			units: []unitWant{{"ds_0", "replace into t_order_0(order_id, user_id) values (4, 4)", nil}},
+		},
+		{
+			name: "INSERT IGNORE … SET", sql: "INSERT IGNORE INTO t_order SET order_id = 1, user_id = ?", args: []any{int64(2)},
+			reason: ReasonSingleShard, write: true,
+			units: []unitWant{{"ds_0", "insert ignore into t_order_1(order_id, user_id) values (1, ?)", []any{int64(2)}}},
+		},
+		{
+			name: "ON DUPLICATE KEY UPDATE with its arguments after the rows",
+			sql:  "INSERT INTO t_order (order_id, user_id, qty) VALUES (?, ?, ?), (?, ?, ?) ON DUPLICATE KEY UPDATE qty = qty + ?, t_order.note = VALUES(note)",
+			args: []any{int64(1), int64(1), 5, int64(2), int64(2), 6, 1}, reason: ReasonMultiShard, write: true,
+			units: []unitWant{
+				{"ds_0", "insert into t_order_2(order_id, user_id, qty) values (?, ?, ?) on duplicate key update qty = qty + ?, t_order_2.note = values(note)", []any{int64(2), int64(2), 6, 1}},
+				{"ds_1", "insert into t_order_1(order_id, user_id, qty) values (?, ?, ?) on duplicate key update qty = qty + ?, t_order_1.note = values(note)", []any{int64(1), int64(1), 5, 1}},
+			},
+		},
+		{
+			name: "database-qualified target", sql: "INSERT INTO shop.t_order (order_id, user_id) VALUES (1, 1)",
+			reason: ReasonSingleShard, write: true,
+			units: []unitWant{{"ds_1", "insert into t_order_1(order_id, user_id) values (1, 1)", nil}},
+		},
+		{
+			name: "no column list", sql: "INSERT INTO t_order VALUES (1, 2, 'x')", err: ErrUnsupported,
+			errHas: []string{"column list", "table t_order"},
+		},
+		{
+			name: "no database sharding value", sql: "INSERT INTO t_order (order_id, note) VALUES (1, 'x')", err: ErrNoShardKey,
+			errHas: []string{"table t_order", "column user_id"},
+		},
+		{
+			name: "no table sharding value and no generator for it", sql: "INSERT INTO t_order_item (user_id, item_id) VALUES (1, 2)",
+			err: ErrNoShardKey, errHas: []string{"table t_order_item", "column order_id"},
+		},
+		{
+			name: "NULL sharding value", sql: "INSERT INTO t_order (order_id, user_id) VALUES (1, ?)", args: []any{nil},
+			err: ErrNoShardKey, errHas: []string{"NULL", "column user_id"},
+		},
+		{
+			name: "sharding value from an expression", sql: "INSERT INTO t_order (order_id, user_id) VALUES (1, 1 + 1)",
+			err: ErrUnsupported, errHas: []string{"column user_id", "row 1"},
+		},
+		{
+			name: "INSERT … SELECT", sql: "INSERT INTO t_order (order_id, user_id) SELECT id, 1 FROM t_dict",
+			err: ErrUnsupported, errHas: []string{"INSERT … SELECT"},
+		},
+		{
+			name: "ON DUPLICATE KEY UPDATE of a sharding column",
+			sql:  "INSERT INTO t_order (order_id, user_id) VALUES (1, 1) ON DUPLICATE KEY UPDATE user_id = 2",
+			err:  ErrUnsupported, errHas: []string{"ON DUPLICATE KEY UPDATE", "column user_id"},
+		},
+		{
+			name: "key generator not configured", rules: func(r *Rules) { r.KeyGenerators = nil },
+			sql: "INSERT INTO t_order (user_id) VALUES (1)", err: ErrUnsupported, errHas: []string{`key generator "fake"`},
+		},
+		{
+			name: "INSERT into a default table", sql: "INSERT INTO t_user (name) VALUES (?)", args: []any{"x"},
+			reason: ReasonDefault, write: true,
+			units: []unitWant{{"ds_0", "INSERT INTO t_user (name) VALUES (?)", []any{"x"}}},
+		},
+	})
+}
+
+func TestRewriteInsertKeyError(t *testing.T) {
+	rules, keys := routeTestRules()
+	keys.err = errors.New("clock moved backwards")
+	r := NewRouter(rules)
+	_, err := r.Route("INSERT INTO t_order (user_id) VALUES (1)", nil)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "clock moved backwards (table t_order, column order_id)")
+}
+
+// TestRewriteTemplate checks the printer cuts: placeholders in print
+// order, table holes, INSERT rows.
+func TestRewriteTemplate(t *testing.T) {
+	p := sqlparser.NewTestParser()
+	stmt, err := p.Parse("INSERT INTO t (a, b) VALUES (?, 1), (2, ?) ON DUPLICATE KEY UPDATE b = ?")
+	require.NoError(t, err)
+	ins := stmt.(*sqlparser.Insert)
+	ins.Table.Expr = tableMarker(0)
+	tmpl := buildTemplate(ins, nil, true)
+	require.Len(t, tmpl.rows, 2)
+	u := unitRender{tables: []string{"t_9"}, in: routeArgs("x", "y", "z")}
+	assert.Equal(t, "insert into t_9(a, b) values (2, ?) on duplicate key update b = ?", tmpl.renderRows(&u, []int{1}, nil))
+	assert.Equal(t, []any{"y", "z"}, []any{u.out[0].Value, u.out[1].Value})
+	assert.Equal(t, []int{1, 2}, []int{u.out[0].Ordinal, u.out[1].Ordinal})
+
+	// A table name that needs quoting is quoted.
+	assert.Equal(t, "`order`", escapeTableName("order"))
+	assert.Equal(t, "`t-1`", escapeTableName("t-1"))
+}
+
+func TestQuoteStatement(t *testing.T) {
+	assert.Equal(t, `"SELECT 1"`, quoteStatement("  SELECT 1\n"))
+	long := strings.Repeat("é", 60) // 120 bytes
+	q := quoteStatement(long)
+	assert.True(t, strings.HasSuffix(q, `…"`), q)
+	assert.NotContains(t, q, `\x`) // cut on a rune boundary
+}

@@ -1,0 +1,306 @@
+package shard
+
+// Routing of one statement: which data sources run what.
+//
+// Router.Route parses a statement once per SQL text (cached, bounded),
+// analyses it once (tables, sharding conditions, rewrite templates, merge
+// plan) and then, per call, binds the arguments: evaluates the sharding
+// conditions to data nodes, renders one unit per data node and fills the
+// merge plan's OFFSET and LIMIT. Everything here is pure: no I/O, no
+// goroutines, no package-level mutable state.
+
+import (
+	"database/sql/driver"
+	"errors"
+	"strconv"
+	"strings"
+	"sync"
+
+	"vitess.io/vitess/go/vt/sqlparser"
+)
+
+// Reasons of a Route, as Route.Reason.
+const (
+	ReasonSingleShard    = "single-shard"        // one data node, by shard key
+	ReasonMultiShard     = "multi-shard"         // several data nodes, by shard key
+	ReasonBroadcastRead  = "broadcast-read"      // any one data source holds the broadcast tables read
+	ReasonBroadcastWrite = "broadcast-write"     // every data source, for broadcast tables
+	ReasonDefault        = "default-data-source" // no sharded or broadcast table
+	ReasonAllShards      = "all-shards"          // every data node: a read without shard key, or DDL
+)
+
+// Errors of routing. They come wrapped in a *RouteError that names the
+// table, the column and the statement; match them with errors.Is.
+var (
+	// ErrNoShardKey: a write (or, with Rules.RefuseBroadcastReads, a
+	// read) has no value or condition for the sharding column.
+	ErrNoShardKey = errors.New("rwshard: shard: no shard key")
+	// ErrShardKeyUpdate: an UPDATE sets a sharding column; the row would
+	// have to move to another shard.
+	ErrShardKeyUpdate = errors.New("rwshard: shard: update of a sharding column")
+	// ErrCrossShardJoin: a statement joins sharded tables that are not
+	// bound together, or a sharded table with a table of another data
+	// source.
+	ErrCrossShardJoin = errors.New("rwshard: shard: join across shards")
+	// ErrUnsupported: SQL that rwshard cannot run on sharded tables
+	// without risking a wrong answer; the message names the construct.
+	ErrUnsupported = errors.New("rwshard: shard: unsupported")
+	// ErrTooManyShards: a read without shard key would fan out to more
+	// data nodes than Rules.MaxBroadcastShards.
+	ErrTooManyShards = errors.New("rwshard: shard: too many shards")
+	// ErrUnknownTable: a table is neither sharded nor broadcast and there
+	// is no default data source to hold it.
+	ErrUnknownTable = errors.New("rwshard: shard: table in no data source")
+)
+
+// RouteError is a routing failure: Err (one of the Err… sentinels above,
+// possibly wrapped with detail, or an algorithm's or key generator's
+// error) with the table, the column and the statement it is about.
+type RouteError struct {
+	Table, Column, SQL string
+	Err                error
+}
+
+func (e *RouteError) Error() string {
+	var b strings.Builder
+	b.WriteString("rwshard: shard: ")
+	if e.Err != nil {
+		b.WriteString(strings.TrimPrefix(e.Err.Error(), "rwshard: shard: "))
+	}
+	if e.Table != "" || e.Column != "" {
+		b.WriteString(" (")
+		if e.Table != "" {
+			b.WriteString("table ")
+			b.WriteString(e.Table)
+		}
+		if e.Column != "" {
+			if e.Table != "" {
+				b.WriteString(", ")
+			}
+			b.WriteString("column ")
+			b.WriteString(e.Column)
+		}
+		b.WriteByte(')')
+	}
+	if e.SQL != "" {
+		b.WriteString(" in ")
+		b.WriteString(quoteStatement(e.SQL))
+	}
+	return b.String()
+}
+
+func (e *RouteError) Unwrap() error { return e.Err }
+
+// quoteStatement quotes the start of a statement for an error message.
+func quoteStatement(sql string) string {
+	const max = 80
+	sql = strings.TrimSpace(sql)
+	if len(sql) <= max {
+		return strconv.Quote(sql)
+	}
+	cut := max
+	for cut > 0 && !isRuneStart(sql[cut]) {
+		cut--
+	}
+	return strconv.Quote(sql[:cut] + "…")
+}
+
+func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+// Unit is one statement for one data source.
+type Unit struct {
+	DataSource string              // where to run
+	SQL        string              // rewritten SQL with '?' placeholders
+	Args       []driver.NamedValue // this unit's arguments, renumbered from 1, in placeholder order
+}
+
+// Route is where and how a statement runs. It is the caller's to keep;
+// Tables, the slices of Merge and the Args of broadcast units (one slice
+// for all of them) are shared and must not be modified.
+type Route struct {
+	Units []Unit
+	// Merge says how to merge the units' results: set for a read with
+	// more than one unit, nil for a single unit (the shard's own result is
+	// the answer). When the select list has a '*' the width of the shard
+	// rows is known only from the results and the indexes of Merge that
+	// follow the '*' are negative (counted from the end, -1 the last
+	// column), which Merge refuses: get the plan from MergePlanFor.
+	Merge *MergePlan
+	// Write: the units change data; the caller sums RowsAffected.
+	Write bool
+	// LastInsertID is the key rwshard generated for the first inserted
+	// row, else 0.
+	LastInsertID int64
+	// Tables are the logical tables involved, lower case, for Explain.
+	Tables []string
+	// Reason is one of the Reason… constants.
+	Reason string
+}
+
+// MergePlanFor returns the merge plan for shard rows of ncols columns:
+// Merge itself when its indexes are all known, else a copy with the
+// indexes counted from the end resolved. Nil when the route has no merge.
+func (r *Route) MergePlanFor(ncols int) *MergePlan {
+	m := r.Merge
+	if m == nil || !mergeNeedsWidth(m) {
+		return m
+	}
+	fix := func(i int) int {
+		if i < 0 {
+			return ncols + i
+		}
+		return i
+	}
+	c := *m
+	c.OrderBy = make([]OrderKey, len(m.OrderBy))
+	for i, k := range m.OrderBy {
+		c.OrderBy[i] = OrderKey{Index: fix(k.Index), Desc: k.Desc}
+	}
+	c.GroupBy = make([]int, len(m.GroupBy))
+	for i, g := range m.GroupBy {
+		c.GroupBy[i] = fix(g)
+	}
+	c.Aggregates = make([]Aggregate, len(m.Aggregates))
+	for i, a := range m.Aggregates {
+		c.Aggregates[i] = Aggregate{Kind: a.Kind, Index: fix(a.Index), SumIndex: fix(a.SumIndex), CountIndex: fix(a.CountIndex)}
+	}
+	if m.Visible < 0 {
+		c.Visible = ncols + m.Visible
+	}
+	return &c
+}
+
+func mergeNeedsWidth(m *MergePlan) bool {
+	if m.Visible < 0 {
+		return true
+	}
+	for _, k := range m.OrderBy {
+		if k.Index < 0 {
+			return true
+		}
+	}
+	for _, g := range m.GroupBy {
+		if g < 0 {
+			return true
+		}
+	}
+	for _, a := range m.Aggregates {
+		if a.Index < 0 || (a.Kind == AggAvg && (a.SumIndex < 0 || a.CountIndex < 0)) {
+			return true
+		}
+	}
+	return false
+}
+
+// Router routes and rewrites statements under one set of Rules. It is
+// safe for concurrent use. It caches the analysis of each SQL text
+// (bounded); the rules must not change while the router is in use (a
+// reload builds a new Router).
+type Router struct {
+	rules     *Rules
+	parser    *sqlparser.Parser
+	tables    map[string]*routeTable // sharded tables by logical name
+	broadcast map[string]bool
+	dsNames   []string // every data source, sorted
+	readDS    string   // the data source of broadcast reads
+	groupErr  []error  // per binding group: why its tables cannot be joined
+	cache     routeCache
+}
+
+// NewRouter returns a router for rules. It does not validate them (the
+// configuration does); a rule it cannot use makes the statements on that
+// table fail with ErrUnsupported. Nil rules are empty rules.
+func NewRouter(rules *Rules) *Router {
+	if rules == nil {
+		rules = &Rules{}
+	}
+	p, err := sqlparser.New(sqlparser.Options{MySQLServerVersion: "8.0.40"})
+	if err != nil {
+		p = sqlparser.NewTestParser()
+	}
+	r := &Router{
+		rules:     rules,
+		parser:    p,
+		tables:    make(map[string]*routeTable, len(rules.Tables)),
+		broadcast: make(map[string]bool, len(rules.Broadcast)),
+	}
+	r.cache.init()
+	for name := range rules.DataSources {
+		r.dsNames = append(r.dsNames, name)
+	}
+	for _, b := range rules.Broadcast {
+		r.broadcast[strings.ToLower(b)] = true
+	}
+	r.buildTables()
+	return r
+}
+
+// Route routes sql with its arguments (one per '?', in order).
+func (r *Router) Route(sql string, args []driver.NamedValue) (*Route, error) {
+	p := r.plan(sql)
+	if p.err != nil {
+		return nil, p.err
+	}
+	return p.route(r, sql, args)
+}
+
+// plan returns the cached analysis of sql, analysing it on first sight.
+func (r *Router) plan(sql string) *routePlan {
+	if p := r.cache.get(sql); p != nil {
+		return p
+	}
+	p := r.analyze(sql)
+	r.cache.put(sql, p)
+	return p
+}
+
+// routeCache is a bounded map of analyses by SQL text: two generations;
+// when the current one is full it becomes the old one and the old one is
+// dropped, so entries in use survive (they are copied forward on a hit).
+type routeCache struct {
+	mu       sync.RWMutex
+	cur, old map[string]*routePlan
+}
+
+const (
+	routeCacheGeneration = 2048     // entries per generation
+	routeCacheMaxSQL     = 32 << 10 // longer texts are not cached
+)
+
+func (c *routeCache) init() {
+	c.cur = make(map[string]*routePlan)
+}
+
+func (c *routeCache) get(sql string) *routePlan {
+	c.mu.RLock()
+	p := c.cur[sql]
+	if p == nil && c.old != nil {
+		p = c.old[sql]
+		if p != nil {
+			c.mu.RUnlock()
+			c.put(sql, p)
+			return p
+		}
+	}
+	c.mu.RUnlock()
+	return p
+}
+
+func (c *routeCache) put(sql string, p *routePlan) {
+	if len(sql) > routeCacheMaxSQL {
+		return
+	}
+	c.mu.Lock()
+	if len(c.cur) >= routeCacheGeneration {
+		c.old = c.cur
+		c.cur = make(map[string]*routePlan, routeCacheGeneration)
+	}
+	c.cur[sql] = p
+	c.mu.Unlock()
+}
+
+func (c *routeCache) len() int {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return len(c.cur) + len(c.old)
+}

@@ -1,0 +1,205 @@
+package shard
+
+// INSERT and REPLACE into a sharded table: each VALUES row goes to the
+// data node of its sharding values; the rows of one node make one unit.
+// A key column the statement omits is added, with a key from the table's
+// generator for every row.
+
+import (
+	"database/sql/driver"
+	"fmt"
+	"slices"
+	"strings"
+
+	"vitess.io/vitess/go/vt/sqlparser"
+)
+
+type insertPlan struct {
+	table  *routeTable
+	rows   int
+	db     []condValue // per row: the database sharding value; nil: no database strategy
+	tbl    []condValue // per row: the table sharding value; nil: no table strategy
+	dbGen  bool        // the database sharding value is the generated key
+	tblGen bool        // the table sharding value is the generated key
+	gen    KeyGenerator
+	keyArg bool // print generated keys as '?'
+}
+
+func (a *analyzer) shardedInsert(p *routePlan, ins *sqlparser.Insert) (*routePlan, error) {
+	t := a.r.tables[tableNameOf(ins.Table)]
+	if t == nil {
+		// The target is a broadcast table and a sharded one is read in a
+		// subquery (refused before): cannot happen, but be safe.
+		return nil, a.fail(unsupported("INSERT that reads a sharded table"), p.shards[0].table.name, "")
+	}
+	if len(ins.Columns) == 0 {
+		return nil, a.fail(unsupported("INSERT into a sharded table needs a column list"), t.name, "")
+	}
+	rows := ins.Rows.(sqlparser.Values)
+	cols := make(map[string]int, len(ins.Columns))
+	for i, c := range ins.Columns {
+		cols[c.Lowered()] = i
+	}
+	for i, row := range rows {
+		if len(row) != len(ins.Columns) {
+			return nil, a.fail(unsupported("row %d has %d values for %d columns", i+1, len(row), len(ins.Columns)), t.name, "")
+		}
+	}
+	for _, e := range ins.OnDup {
+		if col := e.Name.Name.Lowered(); t.hasColumn(col) {
+			return nil, a.fail(unsupported("ON DUPLICATE KEY UPDATE of sharding column %s", col), t.name, col)
+		}
+	}
+	if t.rule.DatabaseStrategy == nil && len(t.ds) > 1 {
+		return nil, a.fail(unsupported("table %s has %d data sources and no database strategy: a row has no one place", t.name, len(t.ds)), t.name, "")
+	}
+	if t.rule.TableStrategy == nil {
+		for d := range t.ds {
+			if len(t.dsTables[d]) > 1 {
+				return nil, a.fail(unsupported("table %s has %d tables in %s and no table strategy: a row has no one place", t.name, len(t.dsTables[d]), t.ds[d]), t.name, "")
+			}
+		}
+	}
+
+	ip := &insertPlan{table: t, rows: len(rows), keyArg: a.nargs > 0}
+	keyCol := strings.ToLower(t.rule.KeyColumn)
+	generate := false
+	if _, ok := cols[keyCol]; keyCol != "" && !ok {
+		ip.gen = a.r.rules.KeyGenerators[t.rule.KeyGenerator]
+		if ip.gen == nil {
+			return nil, a.fail(unsupported("key generator %q of table %s is not configured", t.rule.KeyGenerator, t.name), t.name, keyCol)
+		}
+		generate = true
+	}
+	values := func(col string) ([]condValue, bool, error) {
+		if col == "" {
+			return nil, false, nil
+		}
+		i, ok := cols[col]
+		if !ok {
+			if generate && col == keyCol {
+				return nil, true, nil
+			}
+			return nil, false, a.fail(fmt.Errorf("%w: the INSERT gives no value for sharding column %s", ErrNoShardKey, col), t.name, col)
+		}
+		out := make([]condValue, len(rows))
+		for r, row := range rows {
+			v, ok := literalValue(row[i])
+			if !ok {
+				return nil, false, a.fail(unsupported("the value of sharding column %s in row %d is not a literal or '?': %s", col, r+1, sqlparser.String(row[i])), t.name, col)
+			}
+			out[r] = v
+		}
+		return out, false, nil
+	}
+	var err error
+	if ip.db, ip.dbGen, err = values(t.dbCol); err != nil {
+		return nil, err
+	}
+	if ip.tbl, ip.tblGen, err = values(t.tblCol); err != nil {
+		return nil, err
+	}
+
+	c := sqlparser.CloneStatement(ins).(*sqlparser.Insert)
+	if generate {
+		c.Columns = append(c.Columns, sqlparser.NewIdentifierCI(t.rule.KeyColumn))
+		crow := c.Rows.(sqlparser.Values)
+		for i := range crow {
+			crow[i] = append(crow[i], &sqlparser.Argument{Name: keyArgName})
+		}
+	}
+	if err := a.rename(c, false); err != nil {
+		return nil, err
+	}
+	p.tmpl = buildTemplate(c, nil, true)
+	p.ins = ip
+	return p, nil
+}
+
+// routeInsert places every row and renders one unit per data node.
+func (p *routePlan) routeInsert(r *Router, sql string, args []driver.NamedValue) (*Route, error) {
+	ip := p.ins
+	t := ip.table
+	var keys []int64
+	if ip.gen != nil {
+		keys = make([]int64, ip.rows)
+		for i := range keys {
+			k, err := ip.gen.NextID()
+			if err != nil {
+				return nil, &RouteError{Table: t.name, Column: t.rule.KeyColumn, SQL: sql, Err: err}
+			}
+			keys[i] = k
+		}
+	}
+	value := func(vals []condValue, gen bool, row int) Value {
+		if gen {
+			return keys[row]
+		}
+		return vals[row].value(args)
+	}
+	nodeOf := make([]int, ip.rows)
+	count := make(map[int]int, 1)
+	var order []int
+	for row := 0; row < ip.rows; row++ {
+		d := 0
+		if t.dbCol != "" {
+			v := value(ip.db, ip.dbGen, row)
+			if v == nil {
+				return nil, &RouteError{Table: t.name, Column: t.dbCol, SQL: sql, Err: fmt.Errorf("%w: row %d has NULL for sharding column %s", ErrNoShardKey, row+1, t.dbCol)}
+			}
+			ds, err := t.rule.DatabaseStrategy.Algorithm.Shard(t.ds, v)
+			if err != nil {
+				return nil, &RouteError{Table: t.name, Column: t.dbCol, SQL: sql, Err: err}
+			}
+			var ok bool
+			if d, ok = t.dsIndex[ds]; !ok {
+				return nil, &RouteError{Table: t.name, Column: t.dbCol, SQL: sql, Err: targetErr(t.rule.DatabaseStrategy, ds, t.ds)}
+			}
+		}
+		node := t.dsNodes[d][0]
+		if t.tblCol != "" {
+			v := value(ip.tbl, ip.tblGen, row)
+			if v == nil {
+				return nil, &RouteError{Table: t.name, Column: t.tblCol, SQL: sql, Err: fmt.Errorf("%w: row %d has NULL for sharding column %s", ErrNoShardKey, row+1, t.tblCol)}
+			}
+			tbl, err := t.rule.TableStrategy.Algorithm.Shard(t.dsTables[d], v)
+			if err != nil {
+				return nil, &RouteError{Table: t.name, Column: t.tblCol, SQL: sql, Err: err}
+			}
+			var ok bool
+			if node, ok = t.nodeOf[d][tbl]; !ok {
+				return nil, &RouteError{Table: t.name, Column: t.tblCol, SQL: sql, Err: targetErr(t.rule.TableStrategy, tbl, t.dsTables[d])}
+			}
+		}
+		nodeOf[row] = node
+		if count[node] == 0 {
+			order = append(order, node)
+		}
+		count[node]++
+	}
+	slices.Sort(order)
+
+	rt := newRoute(len(order))
+	rt.Write, rt.Tables = true, p.tables
+	rt.Reason = ReasonSingleShard
+	if len(order) > 1 {
+		rt.Reason = ReasonMultiShard
+	}
+	if keys != nil {
+		rt.LastInsertID = keys[0]
+	}
+	u := unitRender{in: args, keyArg: ip.keyArg}
+	for k, node := range order {
+		rows := make([]int, 0, count[node])
+		for row, n := range nodeOf {
+			if n == node {
+				rows = append(rows, row)
+			}
+		}
+		u.tables = p.unitTables(node)
+		u.out = make([]driver.NamedValue, 0, p.nargs+len(keys))
+		rt.Units[k] = Unit{DataSource: t.nodes[node].DataSource, SQL: p.tmpl.renderRows(&u, rows, keys)}
+		rt.Units[k].Args = u.out
+	}
+	return rt, nil
+}
