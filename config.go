@@ -14,6 +14,7 @@ import (
 
 	"github.com/rwshard/rwshard/balance"
 	"github.com/rwshard/rwshard/health"
+	"github.com/rwshard/rwshard/shard"
 )
 
 // Defaults applied by NewConfig.
@@ -198,6 +199,15 @@ type Config struct {
 	LogArgs  bool
 	Logger   *slog.Logger
 
+	// RulesFile is a sharding rules file (YAML, rwshard's own or
+	// ShardingSphere-JDBC 5.x; see package shard). Rules are rules built in
+	// code. Either makes the connector sharded: the data sources come from
+	// the rules, each a primary + replicas group with read/write splitting
+	// inside, and Nodes must be empty. The other settings apply to every
+	// data source.
+	RulesFile string
+	Rules     *shard.Rules
+
 	// dbs are existing handles given to OpenDB, in Nodes order. They are
 	// not closed by rwshard.
 	dbs []dbHandle
@@ -256,8 +266,14 @@ func (c *Config) normalize() error {
 	if c.Backend == nil {
 		c.Backend = mysql.NewConfig()
 	}
+	if c.sharded() {
+		if len(c.Nodes) > 0 || len(c.dbs) > 0 {
+			return configErr("hosts", nodeNames(c.Nodes), "a sharded configuration takes its hosts from the rules (rwshard.rulesFile); give no hosts")
+		}
+		return c.normalizeSettings()
+	}
 	if len(c.Nodes) == 0 && len(c.dbs) == 0 {
-		return configErr("hosts", "", "no host: give at least the primary")
+		return configErr("hosts", "", "no host: give at least the primary, or rwshard.rulesFile for sharding")
 	}
 	seen := make(map[string]int, len(c.Nodes))
 	for i := range c.Nodes {
@@ -316,6 +332,11 @@ func (c *Config) normalize() error {
 			return err
 		}
 	}
+	return c.normalizeSettings()
+}
+
+// normalizeSettings validates and defaults everything but the hosts.
+func (c *Config) normalizeSettings() error {
 	for i := range params {
 		p := &params[i]
 		if f, ok := p.field(c).(*string); ok && p.one != nil && !slices.Contains(p.one, *f) {
@@ -374,6 +395,9 @@ func unprefixed(err error) string {
 	}
 	return s
 }
+
+// sharded reports a sharding configuration.
+func (c *Config) sharded() bool { return c.RulesFile != "" || c.Rules != nil }
 
 // readCandidates returns the names the balancing policy is bound to: every
 // node, in order. The node that is primary at the time of a pick is not

@@ -57,7 +57,12 @@ func (d *Driver) Open(dsn string) (driver.Conn, error) {
 		c.(*Connector).Close()
 		return nil, err
 	}
-	dc.(*conn).owner = c.(*Connector)
+	switch lc := dc.(type) {
+	case *conn:
+		lc.owner = c.(*Connector)
+	case *shardConn:
+		lc.owner = c.(*Connector)
+	}
 	return dc, nil
 }
 
@@ -66,7 +71,8 @@ func (d *Driver) Open(dsn string) (driver.Conn, error) {
 // it opened (not handles given to OpenDB); database/sql calls Close from
 // DB.Close.
 type Connector struct {
-	cl     *cluster
+	cl     *cluster  // read/write splitting over one group; nil when sharded
+	sh     *sharding // sharded: rules and one cluster per data source
 	closed atomic.Bool
 	once   sync.Once
 }
@@ -81,6 +87,19 @@ func NewConnector(cfg *Config) (*Connector, error) {
 	if err := cfg.normalize(); err != nil {
 		return nil, err
 	}
+	if cfg.sharded() {
+		return newShardedConnector(cfg)
+	}
+	cl, err := newCluster(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &Connector{cl: cl}, nil
+}
+
+// newCluster opens the pools of one primary + replicas group and starts
+// its health monitor. cfg is normalized and owned by the cluster.
+func newCluster(cfg *Config) (*cluster, error) {
 	policy, err := cfg.policy()
 	if err != nil {
 		return nil, err
@@ -129,7 +148,13 @@ func NewConnector(cfg *Config) (*Connector, error) {
 	if cfg.Health {
 		cl.mon.Start()
 	}
-	return &Connector{cl: cl}, nil
+	return cl, nil
+}
+
+// close stops the monitor and closes the pools rwshard opened.
+func (cl *cluster) close() error {
+	cl.mon.Close()
+	return closeNodes(cl.nodes)
 }
 
 // openNode opens the backend pool of one node.
@@ -175,6 +200,9 @@ func (c *Connector) Connect(context.Context) (driver.Conn, error) {
 	if c.closed.Load() {
 		return nil, &RouteError{Err: ErrClosed}
 	}
+	if c.sh != nil {
+		return &shardConn{c: c, subs: map[string]*conn{}}, nil
+	}
 	return &conn{cl: c.cl, connector: c}, nil
 }
 
@@ -187,8 +215,11 @@ func (c *Connector) Close() error {
 	var err error
 	c.once.Do(func() {
 		c.closed.Store(true)
-		c.cl.mon.Close()
-		err = closeNodes(c.cl.nodes)
+		if c.sh != nil {
+			err = c.sh.close()
+			return
+		}
+		err = c.cl.close()
 	})
 	return err
 }

@@ -34,11 +34,12 @@ func ParseDSN(dsn string) (*Config, error) {
 	userinfo, hostList := head[:at+1], head[at+1:]
 
 	c := NewConfig()
-	nodes, err := parseHosts(hostList)
-	if err != nil {
-		return nil, err
-	}
+	nodes, hostErr := parseHosts(hostList)
 	c.Nodes = nodes
+	addr := "127.0.0.1:3306" // only to let go-sql-driver check its parameters
+	if len(nodes) > 0 {
+		addr = nodes[0].Addr
+	}
 
 	// Split rwshard.* parameters from the backend's, keeping the latter
 	// verbatim for go-sql-driver to parse.
@@ -62,7 +63,7 @@ func ParseDSN(dsn string) (*Config, error) {
 			own[k] = val
 		}
 	}
-	backendDSN := userinfo + "tcp(" + nodes[0].Addr + ")" + dbPart
+	backendDSN := userinfo + "tcp(" + addr + ")" + dbPart
 	if len(pass) > 0 {
 		backendDSN += "?" + strings.Join(pass, "&")
 	}
@@ -94,6 +95,9 @@ func ParseDSN(dsn string) (*Config, error) {
 		if err := c.setParam(k, own[k]); err != nil {
 			return nil, err
 		}
+	}
+	if hostErr != nil && !(hostList == "" && c.RulesFile != "") {
+		return nil, hostErr
 	}
 	if err := c.normalize(); err != nil {
 		return nil, err
@@ -226,6 +230,7 @@ var params = []param{
 	{name: "readOnlyTx", field: func(c *Config) any { return (*string)(&c.ReadOnlyTx) }, one: []string{"primary", "replica"}},
 	{name: "retryBudget", field: func(c *Config) any { return &c.RetryBudget }},
 	{name: "routeLog", field: func(c *Config) any { return &c.RouteLog }},
+	{name: "rulesFile", field: func(c *Config) any { return &c.RulesFile }, help: "the path of a sharding rules file"},
 	{name: "sessionWindow", field: func(c *Config) any { return &c.SessionWindow }},
 	{name: "stmtCacheSize", field: func(c *Config) any { return &c.StmtCacheSize }},
 	{name: "writePause", field: func(c *Config) any { return &c.WritePause }},

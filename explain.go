@@ -33,6 +33,19 @@ type Plan struct {
 	Hint string
 	// Consistency says what the read rules decided for this context.
 	Consistency string
+	// Units: for a sharded connector, the statement as each shard gets
+	// it, with that shard's own plan (read/write splitting inside it).
+	// Reason is then the sharding decision ("single-shard",
+	// "multi-shard", "all-shards", "broadcast-read", …) and Tables the
+	// logical tables.
+	Units  []PlanUnit
+	Tables []string
+}
+
+// PlanUnit is one shard's part of a sharded statement.
+type PlanUnit struct {
+	DataSource string
+	Plan       Plan
 }
 
 func (p Plan) String() string {
@@ -49,6 +62,9 @@ func (p Plan) String() string {
 		fmt.Fprintf(&b, "\nconsistency: %s", p.Consistency)
 	}
 	fmt.Fprintf(&b, "\nsql: %s", p.SQL)
+	for _, u := range p.Units {
+		fmt.Fprintf(&b, "\n  shard %s: %s on %s: %s", u.DataSource, u.Plan.Reason, strings.Join(u.Plan.Targets, ", "), u.Plan.SQL)
+	}
 	return b.String()
 }
 
@@ -77,24 +93,55 @@ func Explain(ctx context.Context, db *sql.DB, query string, args ...any) (Plan, 
 func ExplainConn(ctx context.Context, sc *sql.Conn, query string, args ...any) (Plan, error) {
 	var p Plan
 	err := sc.Raw(func(dc any) error {
-		lc, ok := dc.(*conn)
-		if !ok {
-			return errNotRwshard
-		}
 		var err error
-		p, err = lc.explain(ctx, query)
+		switch lc := dc.(type) {
+		case *conn:
+			p, err = lc.explain(ctx, query)
+		case *shardConn:
+			p, err = lc.c.Explain(ctx, query, args...)
+		default:
+			err = errNotRwshard
+		}
 		return err
 	})
 	return p, err
 }
 
 // Explain is the Connector's form of Explain.
-func (c *Connector) Explain(ctx context.Context, query string, _ ...any) (Plan, error) {
-	return (&conn{cl: c.cl, connector: c}).explain(ctx, query)
+func (c *Connector) Explain(ctx context.Context, query string, args ...any) (Plan, error) {
+	if c.sh == nil {
+		return (&conn{cl: c.cl, connector: c}).explain(ctx, query)
+	}
+	st := c.sh.acquire()
+	defer st.release()
+	named := make([]driver.NamedValue, len(args))
+	for i, a := range args {
+		v, err := driver.DefaultParameterConverter.ConvertValue(a)
+		if err != nil {
+			return Plan{}, err
+		}
+		named[i] = driver.NamedValue{Ordinal: i + 1, Value: v}
+	}
+	rt, err := st.router.Route(query, named)
+	if err != nil {
+		return Plan{}, err
+	}
+	p := Plan{SQL: query, Reason: rt.Reason, Tables: rt.Tables}
+	for _, u := range rt.Units {
+		up, err := (&conn{cl: st.clusters[u.DataSource], connector: c}).explain(ctx, u.SQL)
+		if err != nil {
+			return p, err
+		}
+		p.Units = append(p.Units, PlanUnit{DataSource: u.DataSource, Plan: up})
+		p.Targets = append(p.Targets, up.Targets...)
+		if p.Kind == "" {
+			p.Kind = up.Kind
+		}
+	}
+	return p, nil
 }
 
 func (lc *conn) explain(ctx context.Context, query string) (Plan, error) {
-	c := lc.connector
 	cls, d, h, err := lc.route(ctx, query)
 	if err != nil {
 		return Plan{}, err
@@ -106,7 +153,7 @@ func (lc *conn) explain(ctx context.Context, query string) (Plan, error) {
 		}
 	}
 	p.Hint = describeHint(ctx, cls.Hint, h)
-	cl := c.cl
+	cl := lc.cl
 	switch {
 	case d.Target == router.ToNode:
 		n := cl.byName[d.Node]

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/rwshard/rwshard/router"
@@ -44,11 +45,41 @@ type Stats struct {
 	Retries, RetriesRefused uint64
 }
 
-// Stats returns a snapshot of the connector's nodes.
+// Stats returns a snapshot of the connector's nodes. A sharded connector
+// reports the nodes of every data source (named <ds>-primary,
+// <ds>-replica1, …) and sums the counters.
 func (c *Connector) Stats() Stats {
-	cl := c.cl
+	s := Stats{Routes: map[string]uint64{}}
+	for _, cl := range c.clusters() {
+		cl.addStats(&s)
+	}
+	if s.Reads > 0 {
+		s.PrimaryReadShare = float64(s.PrimaryReads) / float64(s.Reads)
+	}
+	return s
+}
+
+// clusters returns the connector's clusters: one, or one per data source
+// in name order.
+func (c *Connector) clusters() []*cluster {
+	if c.sh == nil {
+		return []*cluster{c.cl}
+	}
+	st := c.sh.state.Load()
+	names := make([]string, 0, len(st.clusters))
+	for name := range st.clusters {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	out := make([]*cluster, len(names))
+	for i, name := range names {
+		out[i] = st.clusters[name]
+	}
+	return out
+}
+
+func (cl *cluster) addStats(s *Stats) {
 	prim := cl.primary()
-	var s Stats
 	for _, n := range cl.nodes {
 		lag, known := n.h.Lag()
 		s.Nodes = append(s.Nodes, NodeStats{
@@ -57,19 +88,17 @@ func (c *Connector) Stats() Stats {
 			Queries: n.queries.Load(), Errors: n.errors.Load(), Retries: n.retries.Load(),
 		})
 	}
-	s.Routes = make(map[string]uint64, router.NumReasons)
 	for r := range router.NumReasons {
 		if v := cl.routes[r].Load(); v > 0 {
-			s.Routes[r.String()] = v
+			s.Routes[r.String()] += v
 		}
 	}
-	s.Reads, s.PrimaryReads = cl.reads.Load(), cl.primaryReads.Load()
-	if s.Reads > 0 {
-		s.PrimaryReadShare = float64(s.PrimaryReads) / float64(s.Reads)
-	}
-	s.Fallbacks = cl.routes[router.ReasonNoHealthyReplica].Load()
-	s.Retries, s.RetriesRefused = cl.budget.Counts()
-	return s
+	s.Reads += cl.reads.Load()
+	s.PrimaryReads += cl.primaryReads.Load()
+	s.Fallbacks += cl.routes[router.ReasonNoHealthyReplica].Load()
+	r, refused := cl.budget.Counts()
+	s.Retries += r
+	s.RetriesRefused += refused
 }
 
 var errNotRwshard = errors.New("rwshard: not an rwshard *sql.DB")
@@ -85,11 +114,14 @@ func ConnectorOf(ctx context.Context, db *sql.DB) (*Connector, error) {
 	defer sc.Close()
 	var c *Connector
 	err = sc.Raw(func(dc any) error {
-		rc, ok := dc.(*conn)
-		if !ok {
+		switch rc := dc.(type) {
+		case *conn:
+			c = rc.connector
+		case *shardConn:
+			c = rc.c
+		default:
 			return errNotRwshard
 		}
-		c = rc.connector
 		return nil
 	})
 	return c, err

@@ -1,0 +1,346 @@
+package rwshard_test
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"math/rand/v2"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/rwshard/rwshard"
+	"github.com/rwshard/rwshard/internal/lab"
+	"github.com/rwshard/rwshard/internal/lab/labtest"
+	"github.com/rwshard/rwshard/shard"
+)
+
+// shardRules is the lab's sharding: t_order and t_order_item (binding)
+// in ds_${0..1}.t_…_${0..1}, by user_id % 2 then order_id % 2; t_dict
+// broadcast; everything else (ref_order, the unsharded reference copy) in
+// ds_0.
+const shardRules = `
+dataSources:
+  ds_0: {primary: "%s", replicas: ["%s"]}
+  ds_1: {primary: "%s", replicas: ["%s"]}
+defaultDataSource: ds_0
+tables:
+  t_order:
+    dataNodes: ds_${0..1}.t_order_${0..1}
+    databaseStrategy: {column: user_id, algorithm: db_mod}
+    tableStrategy: {column: order_id, algorithm: t_mod}
+    keyGenerator: {column: order_id, generator: snowflake}
+  t_order_item:
+    dataNodes: ds_${0..1}.t_order_item_${0..1}
+    databaseStrategy: {column: user_id, algorithm: db_mod}
+    tableStrategy: {column: order_id, algorithm: t_mod}
+bindingTables: [[t_order, t_order_item]]
+broadcastTables: [t_dict]
+algorithms:
+  db_mod: {type: MOD, props: {sharding-count: 2}}
+  t_mod: {type: MOD, props: {sharding-count: 2}}
+keyGenerators:
+  snowflake: {type: SNOWFLAKE, props: {worker-id: 7}}
+`
+
+func writeRules(t *testing.T, l *lab.Lab) string {
+	t.Helper()
+	var dsns []any
+	for _, g := range l.Groups {
+		dsns = append(dsns, g.Primary().DSN(""), g.Replicas()[0].DSN(""))
+	}
+	path := filepath.Join(t.TempDir(), "rules.yaml")
+	require.NoError(t, os.WriteFile(path, []byte(fmt.Sprintf(shardRules, dsns...)), 0o600))
+	return path
+}
+
+// table reads a result as strings ("NULL" for NULL), for comparison.
+func table(t *testing.T, rows *sql.Rows) [][]string {
+	t.Helper()
+	defer rows.Close()
+	cols, err := rows.Columns()
+	require.NoError(t, err)
+	var out [][]string
+	for rows.Next() {
+		vals := make([]sql.NullString, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		require.NoError(t, rows.Scan(ptrs...))
+		row := make([]string, len(cols))
+		for i, v := range vals {
+			row[i] = "NULL"
+			if v.Valid {
+				row[i] = v.String
+			}
+		}
+		out = append(out, row)
+	}
+	require.NoError(t, rows.Err())
+	return out
+}
+
+func TestLabSharding(t *testing.T) {
+	l := labtest.Fresh(t, lab.Sharded())
+	ctx := labtest.Ctx(t, 3*time.Minute)
+	rules := writeRules(t, l)
+	db, err := sql.Open(rwshard.DriverName, "/app?rwshard.rulesFile="+url.QueryEscape(rules)+"&rwshard.probeInterval=250ms")
+	require.NoError(t, err)
+	defer db.Close()
+	exec := func(q string, args ...any) sql.Result {
+		t.Helper()
+		res, err := db.ExecContext(ctx, q, args...)
+		require.NoError(t, err, q)
+		return res
+	}
+
+	// DDL on a logical table reaches every data node.
+	cols := "(order_id BIGINT PRIMARY KEY, user_id INT NOT NULL, amount DECIMAL(10,2), status VARCHAR(10), note VARCHAR(20) NULL)"
+	exec("CREATE TABLE t_order " + cols)
+	exec("CREATE TABLE ref_order " + cols)
+	exec("CREATE TABLE t_order_item (item_id BIGINT PRIMARY KEY, order_id BIGINT, user_id INT, qty INT)")
+	exec("CREATE TABLE t_dict (k INT PRIMARY KEY, v VARCHAR(10))")
+	for _, g := range l.Groups {
+		for _, tbl := range []string{"t_order_0", "t_order_1", "t_order_item_0", "t_order_item_1", "t_dict"} {
+			var n int
+			require.NoError(t, direct(t, g.Primary(), "").QueryRowContext(ctx,
+				"SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = 'app' AND table_name = ?", tbl).Scan(&n))
+			assert.Equal(t, 1, n, "%s missing on %s", tbl, g.Name)
+		}
+	}
+
+	// The same 400 rows in the sharded table (multi-row INSERTs split per
+	// shard, placeholders bound) and in the reference table.
+	rng := rand.New(rand.NewPCG(1, 2))
+	statuses := []string{"new", "paid", "shipped", "done"}
+	for batch := range 8 {
+		var ph []string
+		var args []any
+		for i := range 50 {
+			id := batch*50 + i + 1
+			var note any
+			if rng.IntN(4) > 0 {
+				note = fmt.Sprintf("n%d", rng.IntN(5))
+			}
+			ph = append(ph, "(?, ?, ?, ?, ?)")
+			args = append(args, id, 1+rng.IntN(20), fmt.Sprintf("%d.%02d", rng.IntN(500), rng.IntN(100)), statuses[rng.IntN(4)], note)
+		}
+		for _, tbl := range []string{"t_order", "ref_order"} {
+			res := exec("INSERT INTO "+tbl+" (order_id, user_id, amount, status, note) VALUES "+strings.Join(ph, ", "), args...)
+			n, _ := res.RowsAffected()
+			require.EqualValues(t, 50, n, tbl)
+		}
+	}
+	placement(t, ctx, l, 400)
+
+	// Reads: ≥ 100 queries, each compared with the same query on the
+	// unsharded reference table.
+	require.NoError(t, l.Sync(ctx, 20*time.Second))
+	queries := shardQueries(rng)
+	require.GreaterOrEqual(t, len(queries), 100)
+	for _, q := range queries {
+		sharded := strings.ReplaceAll(q.sql, "{T}", "t_order")
+		ref := strings.ReplaceAll(q.sql, "{T}", "ref_order")
+		got, err := db.QueryContext(ctx, sharded, q.args...)
+		require.NoError(t, err, sharded)
+		want, err := db.QueryContext(ctx, ref, q.args...)
+		require.NoError(t, err, ref)
+		g, w := table(t, got), table(t, want)
+		if !q.ordered {
+			sortRows(g)
+			sortRows(w)
+		}
+		assert.Equal(t, w, g, "%s %v", sharded, q.args)
+	}
+	t.Logf("%d queries on the sharded table matched the reference table", len(queries))
+
+	// A single-shard read runs on that shard's replica.
+	var sid int64
+	require.NoError(t, db.QueryRowContext(ctx, "SELECT @@server_id FROM t_order WHERE user_id = 3 AND order_id = ? LIMIT 1",
+		firstOrder(t, ctx, db, 3)).Scan(&sid))
+	assert.Equal(t, "ds_1-replica1", l.NodeByServerID(sid))
+
+	// Writes with the key land in the right physical table only.
+	exec("UPDATE t_order SET status = 'x' WHERE user_id = 4 AND order_id = ?", firstOrder(t, ctx, db, 4))
+	res := exec("DELETE FROM t_order WHERE user_id = 5")
+	n, _ := res.RowsAffected()
+	var refN int
+	require.NoError(t, db.QueryRowContext(ctx, "SELECT COUNT(*) FROM ref_order WHERE user_id = 5").Scan(&refN))
+	assert.EqualValues(t, refN, n, "deleted rows")
+	exec("DELETE FROM ref_order WHERE user_id = 5")
+	placement(t, ctx, l, 400-refN)
+
+	// A generated key: the INSERT omits order_id; LastInsertId returns it
+	// and the row is where that key and user 7 say.
+	res = exec("INSERT INTO t_order (user_id, amount, status) VALUES (?, ?, ?)", 7, "1.00", "new")
+	key, err := res.LastInsertId()
+	require.NoError(t, err)
+	assert.Greater(t, key, int64(1_000_000), "a snowflake key")
+	var owner int
+	require.NoError(t, direct(t, l.Groups[1].Primary(), "").QueryRowContext(ctx,
+		fmt.Sprintf("SELECT user_id FROM t_order_%d WHERE order_id = ?", key%2), key).Scan(&owner))
+	assert.Equal(t, 7, owner)
+
+	// Refusals: a write without the key, a key update, a cross-shard join.
+	_, err = db.ExecContext(ctx, "UPDATE t_order SET status = 'y' WHERE status = 'new'")
+	assert.ErrorIs(t, err, shard.ErrNoShardKey)
+	_, err = db.ExecContext(ctx, "UPDATE t_order SET user_id = 3 WHERE user_id = 4")
+	assert.ErrorIs(t, err, shard.ErrShardKeyUpdate)
+	_, err = db.QueryContext(ctx, "SELECT * FROM t_order o JOIN ref_order r ON o.order_id = r.order_id")
+	assert.ErrorIs(t, err, shard.ErrCrossShardJoin)
+
+	// Binding tables join within a shard; broadcast tables everywhere.
+	exec("INSERT INTO t_order_item (item_id, order_id, user_id, qty) VALUES (1, ?, 3, 2)", firstOrder(t, ctx, db, 3))
+	exec("INSERT INTO t_dict VALUES (1, 'one')")
+	require.NoError(t, l.Sync(ctx, 20*time.Second))
+	var qty int
+	require.NoError(t, db.QueryRowContext(ctx, "SELECT i.qty FROM t_order o JOIN t_order_item i ON o.order_id = i.order_id "+
+		"WHERE o.user_id = 3 AND o.order_id = ?", firstOrder(t, ctx, db, 3)).Scan(&qty))
+	assert.Equal(t, 2, qty)
+	for _, g := range l.Groups {
+		var v string
+		require.NoError(t, direct(t, g.Primary(), "").QueryRowContext(ctx, "SELECT v FROM t_dict WHERE k = 1").Scan(&v))
+		assert.Equal(t, "one", v, g.Name)
+	}
+
+	// A transaction over both shards commits both, or neither.
+	for _, commit := range []bool{true, false} {
+		tx, err := db.BeginTx(ctx, nil)
+		require.NoError(t, err)
+		_, err = tx.ExecContext(ctx, "INSERT INTO t_order (order_id, user_id, amount, status) VALUES (9001, 1, 1, 'tx'), (9002, 2, 1, 'tx')")
+		require.NoError(t, err)
+		var inTx int
+		require.NoError(t, tx.QueryRowContext(ctx, "SELECT COUNT(*) FROM t_order WHERE status = 'tx'").Scan(&inTx))
+		assert.Equal(t, 2, inTx, "the transaction sees its own rows on both shards")
+		if commit {
+			require.NoError(t, tx.Commit())
+		} else {
+			require.NoError(t, tx.Rollback())
+			_, err = db.ExecContext(ctx, "DELETE FROM t_order WHERE user_id IN (1, 2) AND status = 'tx'") // nothing to delete
+			require.NoError(t, err)
+		}
+		var have int
+		for _, g := range l.Groups {
+			var n int
+			require.NoError(t, direct(t, g.Primary(), "").QueryRowContext(ctx,
+				"SELECT (SELECT COUNT(*) FROM t_order_0 WHERE status = 'tx') + (SELECT COUNT(*) FROM t_order_1 WHERE status = 'tx')").Scan(&n))
+			have += n
+		}
+		if commit {
+			assert.Equal(t, 2, have, "committed rows")
+			exec("DELETE FROM t_order WHERE user_id IN (1, 2) AND status = 'tx'")
+		} else {
+			assert.Equal(t, 0, have, "rolled back rows")
+		}
+	}
+
+	// Explain shows the units.
+	p, err := rwshard.Explain(ctx, db, "SELECT * FROM t_order WHERE user_id = ? ORDER BY order_id LIMIT 5", 6)
+	require.NoError(t, err)
+	// user 6 is in ds_0; without order_id both of its tables are read.
+	assert.Equal(t, "multi-shard", p.Reason)
+	require.Len(t, p.Units, 2)
+	for i, u := range p.Units {
+		assert.Equal(t, "ds_0", u.DataSource)
+		assert.Contains(t, u.Plan.SQL, fmt.Sprintf("t_order_%d", i))
+		assert.Equal(t, []string{"ds_0-replica1"}, u.Plan.Targets)
+	}
+
+	// Reload: new rules swap in while a statement runs on the old ones.
+	c, err := rwshard.ConnectorOf(ctx, db)
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	go func() {
+		var x int
+		done <- db.QueryRowContext(ctx, "SELECT SLEEP(1) FROM t_order WHERE user_id = 1 LIMIT 1").Scan(&x)
+	}()
+	time.Sleep(200 * time.Millisecond)
+	require.NoError(t, c.ReloadFile(ctx, rules))
+	require.NoError(t, <-done, "a statement in flight during the reload failed")
+	var total int
+	require.NoError(t, db.QueryRowContext(ctx, "SELECT COUNT(*) FROM t_order").Scan(&total))
+	assert.Equal(t, 400-refN+1, total)
+	st := c.Stats()
+	assert.Len(t, st.Nodes, 4, "%+v", st.Nodes)
+}
+
+// placement checks every row of t_order sits in ds_(user_id%2).t_order_(order_id%2),
+// and that there are want rows in all.
+func placement(t *testing.T, ctx context.Context, l *lab.Lab, want int) {
+	t.Helper()
+	total := 0
+	for gi, g := range l.Groups {
+		for ti := range 2 {
+			rows, err := direct(t, g.Primary(), "").QueryContext(ctx, fmt.Sprintf("SELECT order_id, user_id FROM t_order_%d", ti))
+			require.NoError(t, err)
+			for rows.Next() {
+				var id, user int64
+				require.NoError(t, rows.Scan(&id, &user))
+				total++
+				if user%2 != int64(gi) || id%2 != int64(ti) {
+					t.Errorf("order %d of user %d is in %s.t_order_%d", id, user, g.Name, ti)
+				}
+			}
+			require.NoError(t, rows.Err())
+		}
+	}
+	assert.Equal(t, want, total, "rows in all physical tables")
+}
+
+func firstOrder(t *testing.T, ctx context.Context, db *sql.DB, user int) int64 {
+	t.Helper()
+	var id int64
+	require.NoError(t, db.QueryRowContext(ctx, "SELECT MIN(order_id) FROM ref_order WHERE user_id = ?", user).Scan(&id))
+	return id
+}
+
+func sortRows(rows [][]string) {
+	slices.SortFunc(rows, func(a, b []string) int { return strings.Compare(strings.Join(a, "\x00"), strings.Join(b, "\x00")) })
+}
+
+type shardQuery struct {
+	sql     string
+	args    []any
+	ordered bool // ORDER BY defines the whole order
+}
+
+// shardQueries builds the comparison queries: keys by =, IN, BETWEEN and
+// none (all shards); ORDER BY with mixed directions and NULLs; LIMIT and
+// OFFSET; COUNT/SUM/MIN/MAX/AVG with and without GROUP BY; DISTINCT.
+func shardQueries(rng *rand.Rand) []shardQuery {
+	var qs []shardQuery
+	u := func() int { return 1 + rng.IntN(20) }
+	for range 12 {
+		a := 1 + rng.IntN(350)
+		b := a + rng.IntN(60)
+		lim, off := 1+rng.IntN(15), rng.IntN(30)
+		amt := rng.IntN(500)
+		qs = append(qs,
+			shardQuery{"SELECT order_id, user_id, amount, status, note FROM {T} WHERE user_id = ? ORDER BY order_id", []any{u()}, true},
+			shardQuery{"SELECT order_id, amount FROM {T} WHERE user_id IN (?, ?, ?) ORDER BY amount DESC, order_id", []any{u(), u(), u()}, true},
+			shardQuery{fmt.Sprintf("SELECT order_id, status FROM {T} WHERE order_id BETWEEN %d AND %d ORDER BY order_id LIMIT %d OFFSET %d", a, b, lim, off), nil, true},
+			shardQuery{fmt.Sprintf("SELECT order_id, amount FROM {T} ORDER BY amount, order_id DESC LIMIT %d, %d", off, lim), nil, true},
+			shardQuery{"SELECT COUNT(*), SUM(amount), MIN(amount), MAX(amount), AVG(amount) FROM {T} WHERE amount > ?", []any{amt}, true},
+			shardQuery{"SELECT status, COUNT(*), SUM(amount), AVG(amount) FROM {T} WHERE user_id IN (?, ?) OR amount < ? GROUP BY status ORDER BY status", []any{u(), u(), amt}, true},
+			shardQuery{"SELECT user_id, COUNT(*) AS n FROM {T} GROUP BY user_id ORDER BY n DESC, user_id LIMIT 5", nil, true},
+			shardQuery{"SELECT DISTINCT status FROM {T} WHERE user_id <> ? ORDER BY status", []any{u()}, true},
+			shardQuery{fmt.Sprintf("SELECT DISTINCT user_id FROM {T} WHERE amount > %d", amt), nil, false},
+			shardQuery{"SELECT order_id, note FROM {T} ORDER BY note DESC, order_id LIMIT 25", nil, true},
+			shardQuery{fmt.Sprintf("SELECT * FROM {T} WHERE order_id > %d AND user_id BETWEEN ? AND ?", b), []any{3, 9}, false},
+		)
+	}
+	qs = append(qs,
+		shardQuery{"SELECT COUNT(note), COUNT(*), MIN(note), MAX(note) FROM {T}", nil, true},
+		shardQuery{"SELECT note, COUNT(*) FROM {T} GROUP BY note", nil, false},
+		shardQuery{"SELECT AVG(amount) FROM {T} WHERE user_id = 999", nil, true},
+	)
+	return qs
+}
