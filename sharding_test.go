@@ -50,7 +50,7 @@ keyGenerators:
   snowflake: {type: SNOWFLAKE, props: {worker-id: 7}}
 `
 
-func writeRules(t *testing.T, l *lab.Lab) string {
+func writeRules(t testing.TB, l *lab.Lab) string {
 	t.Helper()
 	var dsns []any
 	for _, g := range l.Groups {
