@@ -207,6 +207,11 @@ type Config struct {
 	// data source.
 	RulesFile string
 	Rules     *shard.Rules
+	// XA makes a transaction over several data sources a MariaDB/MySQL XA
+	// transaction: every shard prepares before any commits, so a failure
+	// before the commit phase rolls all of them back. Without it each
+	// shard commits in turn (see ShardCommitError).
+	XA bool
 
 	// dbs are existing handles given to OpenDB, in Nodes order. They are
 	// not closed by rwshard.

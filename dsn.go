@@ -234,6 +234,7 @@ var params = []param{
 	{name: "sessionWindow", field: func(c *Config) any { return &c.SessionWindow }},
 	{name: "stmtCacheSize", field: func(c *Config) any { return &c.StmtCacheSize }},
 	{name: "writePause", field: func(c *Config) any { return &c.WritePause }},
+	{name: "xa", field: func(c *Config) any { return &c.XA }},
 }
 
 var paramByName = func() map[string]*param {

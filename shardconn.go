@@ -2,7 +2,9 @@ package rwshard
 
 import (
 	"context"
+	"crypto/rand"
 	"database/sql/driver"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -51,6 +53,7 @@ type shardConn struct {
 	txOpts  driver.TxOptions
 	txOrder []string
 	txState *shardState
+	xid     string // XA global transaction id, when Config.XA
 }
 
 func (sc *shardConn) sub(st *shardState, ds string) (*conn, error) {
@@ -73,14 +76,23 @@ func (sc *shardConn) sub(st *shardState, ds string) (*conn, error) {
 // beginning its sub-transaction on first use.
 func (sc *shardConn) txSub(st *shardState, ds string) (*conn, error) {
 	c, err := sc.sub(st, ds)
-	if err != nil || !sc.inTx || c.tx != nil {
+	if err != nil || !sc.inTx || slices.Contains(sc.txOrder, ds) {
 		return c, err
 	}
-	if _, err := c.BeginTx(sc.txCtx, sc.txOpts); err != nil {
+	if sc.xid != "" {
+		if _, err := c.exec(sc.txCtx, "XA START "+sc.xaID(ds), nil, false); err != nil {
+			return nil, err
+		}
+	} else if _, err := c.BeginTx(sc.txCtx, sc.txOpts); err != nil {
 		return nil, err
 	}
 	sc.txOrder = append(sc.txOrder, ds)
 	return c, nil
+}
+
+// xaID is the XA id of one data source's branch: gtrid, bqual.
+func (sc *shardConn) xaID(ds string) string {
+	return "'" + sc.xid + "','" + ds + "'"
 }
 
 // state returns the rules state for a statement: the transaction's, or a
@@ -335,6 +347,11 @@ func (sc *shardConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver
 	}
 	sc.inTx, sc.txCtx, sc.txOpts, sc.txOrder = true, ctx, opts, nil
 	sc.txState = sc.c.sh.acquire()
+	if sc.c.sh.base.XA {
+		var b [8]byte
+		_, _ = rand.Read(b[:])
+		sc.xid = "rwshard-" + hex.EncodeToString(b[:])
+	}
 	return (*shardTx)(sc), nil
 }
 
@@ -352,6 +369,9 @@ type shardTx shardConn
 func (t *shardTx) Commit() error {
 	sc := (*shardConn)(t)
 	defer sc.endTx()
+	if sc.xid != "" {
+		return sc.xaCommit()
+	}
 	var committed []string
 	for i, ds := range sc.txOrder {
 		c := sc.subs[ds]
@@ -370,6 +390,9 @@ func (t *shardTx) Commit() error {
 func (t *shardTx) Rollback() error {
 	sc := (*shardConn)(t)
 	defer sc.endTx()
+	if sc.xid != "" {
+		return sc.xaRollback(sc.txOrder)
+	}
 	var first error
 	for _, ds := range sc.txOrder {
 		if err := sc.subs[ds].endTx(false); err != nil && first == nil {
@@ -390,8 +413,56 @@ func (sc *shardConn) rollbackFrom(i int) []string {
 	return out
 }
 
+// xaCommit runs the two phases: XA END and XA PREPARE on every branch,
+// then XA COMMIT on every branch. A failure in the first phase rolls every
+// branch back; one in the second leaves the remaining branches prepared on
+// their servers (XA RECOVER shows them) and the error says which.
+func (sc *shardConn) xaCommit() error {
+	ctx := sc.txCtx
+	for _, ds := range sc.txOrder {
+		c := sc.subs[ds]
+		for _, q := range []string{"XA END ", "XA PREPARE "} {
+			if _, err := c.exec(ctx, q+sc.xaID(ds), nil, false); err != nil {
+				rolledBack := sc.xaRollback(sc.txOrder)
+				return &ShardCommitError{Failed: ds, RolledBack: names(rolledBack, sc.txOrder), Err: err}
+			}
+		}
+	}
+	var committed []string
+	for _, ds := range sc.txOrder {
+		if _, err := sc.subs[ds].exec(ctx, "XA COMMIT "+sc.xaID(ds), nil, false); err != nil {
+			return &ShardCommitError{Committed: committed, Failed: ds,
+				Err: fmt.Errorf("%w (the branches after it stay prepared: XA RECOVER)", err)}
+		}
+		committed = append(committed, ds)
+	}
+	return nil
+}
+
+// xaRollback rolls back every branch (ending it first if still active)
+// and returns the first error.
+func (sc *shardConn) xaRollback(order []string) error {
+	var first error
+	for _, ds := range order {
+		c := sc.subs[ds]
+		_, _ = c.exec(sc.txCtx, "XA END "+sc.xaID(ds), nil, false) // an ended or prepared branch refuses: fine
+		if _, err := c.exec(sc.txCtx, "XA ROLLBACK "+sc.xaID(ds), nil, false); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// names returns all when err is nil (every branch rolled back), else none.
+func names(err error, all []string) []string {
+	if err != nil {
+		return nil
+	}
+	return all
+}
+
 func (sc *shardConn) endTx() {
-	sc.inTx, sc.txCtx, sc.txOrder = false, nil, nil
+	sc.inTx, sc.txCtx, sc.txOrder, sc.xid = false, nil, nil, ""
 	if sc.txState != nil {
 		sc.txState.release()
 		sc.txState = nil

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/rwshard/rwshard"
+	"github.com/rwshard/rwshard/hint"
 	"github.com/rwshard/rwshard/internal/lab"
 	"github.com/rwshard/rwshard/internal/lab/labtest"
 	"github.com/rwshard/rwshard/shard"
@@ -240,6 +241,44 @@ func TestLabSharding(t *testing.T) {
 		} else {
 			assert.Equal(t, 0, have, "rolled back rows")
 		}
+	}
+
+	// The same with XA: both branches prepare before either commits.
+	xa, err := sql.Open(rwshard.DriverName, "/app?rwshard.xa=true&rwshard.rulesFile="+url.QueryEscape(rules))
+	require.NoError(t, err)
+	defer xa.Close()
+	xaPrepares := func() (n int64) {
+		for _, g := range l.Groups {
+			n += statusCounter(t, g.Primary(), "Com_xa_prepare")
+		}
+		return n
+	}
+	for _, commit := range []bool{true, false} {
+		before := xaPrepares()
+		tx, err := xa.BeginTx(ctx, nil)
+		require.NoError(t, err)
+		_, err = tx.ExecContext(ctx, "INSERT INTO t_order (order_id, user_id, amount, status) VALUES (9101, 1, 1, 'xa'), (9102, 2, 1, 'xa')")
+		require.NoError(t, err)
+		if commit {
+			require.NoError(t, tx.Commit())
+			assert.Equal(t, before+2, xaPrepares(), "both branches prepared")
+		} else {
+			require.NoError(t, tx.Rollback())
+		}
+		var have int
+		require.NoError(t, db.QueryRowContext(hint.Primary(ctx), "SELECT COUNT(*) FROM t_order WHERE status = 'xa'").Scan(&have))
+		if commit {
+			assert.Equal(t, 2, have, "XA-committed rows")
+			exec("DELETE FROM t_order WHERE user_id IN (1, 2) AND status = 'xa'")
+		} else {
+			assert.Equal(t, 0, have, "XA-rolled-back rows")
+		}
+	}
+	for _, g := range l.Groups { // no branch left prepared
+		rows, err := g.Primary().Admin().QueryContext(ctx, "XA RECOVER")
+		require.NoError(t, err)
+		assert.False(t, rows.Next(), "a prepared XA branch was left on %s", g.Name)
+		rows.Close()
 	}
 
 	// Explain shows the units.

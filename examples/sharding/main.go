@@ -198,7 +198,7 @@ func writeRules(path string, l *lab.Lab) (string, error) {
 // schema creates the logical tables through rwshard and lists the
 // physical tables each node then has.
 func (d *demo) schema() error {
-	fmt.Fprintln(d.out, "\n2. CREATE TABLE through rwshard, on the logical tables")
+	fmt.Fprintln(d.out, "\n2. CREATE TABLE through rwshard, on the logical tables: DDL reaches every data node of the table")
 	for _, ddl := range []string{createOrder, createItem, createRegion, createCustomer} {
 		p, err := rwshard.Explain(d.ctx, d.db, ddl)
 		if err != nil {
@@ -207,15 +207,17 @@ func (d *demo) schema() error {
 		if _, err := d.db.ExecContext(d.ctx, ddl); err != nil {
 			return err
 		}
+		d.ran()
 		var where []string
 		for _, u := range p.Units {
 			where = append(where, u.DataSource+"."+tableOf(u.Plan.SQL))
 		}
-		fmt.Fprintf(d.out, "  %-30s %-19s → %s\n", short(ddl, 30), p.Reason, strings.Join(where, " "))
+		head, _, _ := strings.Cut(ddl, " (")
+		fmt.Fprintf(d.out, "  %-30s %-19s → %s\n", head+" (…)", p.Reason, strings.Join(where, " "))
 	}
-	for _, w := range []struct{ q, what string }{
-		{"INSERT INTO t_region (region_id, name) VALUES (1, 'north'), (2, 'south'), (3, 'west')", "3 regions"},
-		{"INSERT INTO t_customer (user_id, name) VALUES (1, 'ada'), (2, 'grace'), (3, 'linus'), (4, 'barbara')", "4 customers"},
+	for _, w := range []struct{ label, q string }{
+		{"INSERT INTO t_region … ×3", "INSERT INTO t_region (region_id, name) VALUES (1, 'north'), (2, 'south'), (3, 'west')"},
+		{"INSERT INTO t_customer … ×4", "INSERT INTO t_customer (user_id, name) VALUES (1, 'ada'), (2, 'grace'), (3, 'linus'), (4, 'barbara')"},
 	} {
 		p, err := rwshard.Explain(d.ctx, d.db, w.q)
 		if err != nil {
@@ -224,7 +226,7 @@ func (d *demo) schema() error {
 		if _, err := d.db.ExecContext(d.ctx, w.q); err != nil {
 			return err
 		}
-		fmt.Fprintf(d.out, "  %-30s %-19s → ran on %s\n", short(w.q, 24)+" "+w.what, p.Reason, d.ran())
+		fmt.Fprintf(d.out, "  %-30s %-19s → ran on %s\n", w.label, p.Reason, d.ran())
 	}
 	// The replicas get the DDL by replication.
 	if err := d.l.Sync(d.ctx, 20*time.Second); err != nil {
@@ -366,7 +368,7 @@ func (d *demo) read(q string, args ...any) error {
 		return err
 	}
 	d.units(p)
-	cols, rows, err := d.query(q, args...)
+	cols, rows, err := queryStrings(d.ctx, d.db, q, args...)
 	if err != nil {
 		return err
 	}
@@ -384,15 +386,14 @@ func (d *demo) read(q string, args ...any) error {
 // may run the unit (for a read, the replicas that qualify now) and the
 // rewritten SQL.
 func (d *demo) units(p rwshard.Plan) {
-	fmt.Fprintf(d.out, "    Explain: %s, %d unit(s)\n", p.Reason, len(p.Units))
+	units := "units"
+	if len(p.Units) == 1 {
+		units = "unit"
+	}
+	fmt.Fprintf(d.out, "    Explain: %s, %d %s\n", p.Reason, len(p.Units), units)
 	for _, u := range p.Units {
 		fmt.Fprintf(d.out, "      %s on %s: %s\n", u.DataSource, strings.Join(u.Plan.Targets, ","), compactValues(u.Plan.SQL))
 	}
-}
-
-// query runs q and returns the column names and the rows as strings.
-func (d *demo) query(q string, args ...any) ([]string, [][]string, error) {
-	return queryStrings(d.ctx, d.db, q, args...)
 }
 
 // transaction writes an order with its items for two users on different
@@ -477,7 +478,7 @@ func (d *demo) refusals() error {
 		if !errors.Is(err, r.want) {
 			return fmt.Errorf("%s: want %s, got %v", r.q, r.symbol, err)
 		}
-		fmt.Fprintf(d.out, "  %s\n    errors.Is(err, %s); ran on %s\n    %v\n", r.q, r.symbol, d.ran(), err)
+		fmt.Fprintf(d.out, "  %s\n    errors.Is(err, %s) is true; ran on %s\n    %v\n", r.q, r.symbol, d.ran(), err)
 	}
 	return nil
 }
@@ -573,28 +574,16 @@ func tableOf(ddl string) string {
 	return strings.Trim(f[2], "`(")
 }
 
-// compactValues writes the rows of a multi-row VALUES list as one row ×n.
+// compactValues writes the rows of a multi-row INSERT as one row ×n.
 func compactValues(q string) string {
-	head, values, ok := strings.Cut(q, " VALUES ")
-	if !ok {
-		head, values, ok = strings.Cut(q, " values ")
-	}
-	if !ok {
+	lower := strings.ToLower(q)
+	i := strings.Index(lower, " values (")
+	if !strings.HasPrefix(lower, "insert") || i < 0 {
 		return q
 	}
-	n := strings.Count(values, "(")
-	if n < 2 || strings.Contains(values, ")") && !strings.HasPrefix(values, "(") {
-		return q
-	}
+	values := q[i+len(" values "):]
 	first, _, _ := strings.Cut(values, ")")
-	return fmt.Sprintf("%s VALUES %s) ×%d", head, first, n)
-}
-
-func short(s string, n int) string {
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
+	return fmt.Sprintf("%s%s) ×%d", q[:i+len(" values ")], first, strings.Count(values, "("))
 }
 
 func argList(args []any) string {
