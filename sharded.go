@@ -207,3 +207,27 @@ func (c *Connector) ReloadFile(ctx context.Context, path string) error {
 func (sh *sharding) close() error {
 	return sh.state.Load().closeNew(nil)
 }
+
+// DataSourceConfigs returns, for a sharded Config, the configuration of
+// each data source's cluster (as the connector builds it), by name: for
+// tools such as `rwshard check` that look at every node.
+func (c *Config) DataSourceConfigs() (map[string]*Config, error) {
+	if !c.sharded() {
+		return nil, &ConfigError{Key: "rwshard.rulesFile", Err: fmt.Errorf("not a sharded configuration")}
+	}
+	base := c.Clone()
+	if err := base.normalize(); err != nil {
+		return nil, err
+	}
+	rules, err := base.loadRules()
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]*Config, len(rules.DataSources))
+	for name, ds := range rules.DataSources {
+		if out[name], err = dataSourceConfig(base, ds); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}

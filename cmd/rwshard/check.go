@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -47,14 +48,33 @@ read_only, no connect timeout.`,
 					e.errorf("check: %s", errText(nil, err))
 					return exitProblem
 				}
-				begin := time.Now()
-				rep := checkCluster(ctx, cfg, *timeout)
-				rep.took = time.Since(begin)
-				rep.print(e.stdout)
-				if len(rep.problems) > 0 {
-					return exitProblem
+				groups := map[string]*rwshard.Config{"": cfg}
+				if cfg.RulesFile != "" {
+					// Sharded: check every data source's group.
+					if groups, err = cfg.DataSourceConfigs(); err != nil {
+						e.errorf("check: %s", errText(nil, err))
+						return exitProblem
+					}
 				}
-				return exitOK
+				names := make([]string, 0, len(groups))
+				for name := range groups {
+					names = append(names, name)
+				}
+				slices.Sort(names)
+				status := exitOK
+				for _, name := range names {
+					if name != "" {
+						fmt.Fprintf(e.stdout, "data source %s\n", name)
+					}
+					begin := time.Now()
+					rep := checkCluster(ctx, groups[name], *timeout)
+					rep.took = time.Since(begin)
+					rep.print(e.stdout)
+					if len(rep.problems) > 0 {
+						status = exitProblem
+					}
+				}
+				return status
 			}
 		},
 	}

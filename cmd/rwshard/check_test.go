@@ -3,9 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -159,4 +161,30 @@ func TestCheckConnMaxLifetimeOverWaitTimeout(t *testing.T) {
 	// Below it, no problem.
 	r = cli(t, "check", labDSN(l, "rwshard.connMaxLifetime=7h"))
 	assert.Equal(t, exitOK, r.code, r)
+}
+
+// A sharded configuration: every data source's group is checked.
+func TestCheckSharded(t *testing.T) {
+	l := labtest.Fresh(t, lab.Sharded())
+	var ds []string
+	for _, g := range l.Groups {
+		ds = append(ds, fmt.Sprintf("  %s: {primary: %q, replicas: [%q]}", g.Name, g.Primary().DSN(""), g.Replicas()[0].DSN("")))
+	}
+	rules := "dataSources:\n" + strings.Join(ds, "\n") + "\ndefaultDataSource: ds_0\n"
+	p := filepath.Join(t.TempDir(), "rules.yaml")
+	require.NoError(t, os.WriteFile(p, []byte(rules), 0o600))
+	r := cli(t, "check", "/app?rwshard.rulesFile="+url.QueryEscape(p))
+	require.Equal(t, exitOK, r.code, r)
+	for _, g := range l.Groups {
+		assert.Contains(t, r.stdout, "data source "+g.Name)
+		assert.Regexp(t, row(g.Name+"-primary", g.Primary().Addr(), "ok"), r.stdout)
+		assert.Regexp(t, row(g.Name+"-replica1", g.Replicas()[0].Addr(), "ok"), r.stdout)
+	}
+	assert.NotContains(t, r.stdout, lab.AppPassword)
+
+	// A stopped replica in one data source is a problem.
+	require.NoError(t, l.StopReplication(labtest.Ctx(t, time.Minute), l.Groups[1].Replicas()[0]))
+	r = cli(t, "check", "/app?rwshard.rulesFile="+url.QueryEscape(p))
+	assert.Equal(t, exitProblem, r.code, r)
+	assert.Contains(t, r.stdout, "ds_1-replica1")
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -30,8 +31,8 @@ func readDSN(arg string) (string, error) {
 		return dsnFromFile(arg)
 	case err == nil:
 		return "", fmt.Errorf("config %s: not a regular file", arg)
-	case strings.Contains(arg, "("):
-		return arg, nil // every rwshard DSN has a net(address) host
+	case strings.Contains(arg, "(") || strings.Contains(arg, "rwshard.rulesFile="):
+		return arg, nil // a DSN: hosts as net(address), or a sharding rules file
 	case errors.Is(err, os.ErrNotExist):
 		return "", fmt.Errorf("config %s: no such file, and not a DSN (user:password@tcp(host:port),…/dbname)", arg)
 	default:
@@ -43,7 +44,12 @@ func readDSN(arg string) (string, error) {
 // a # comment.
 func dsnFromFile(path string) (string, error) {
 	if ext := strings.ToLower(filepath.Ext(path)); ext == ".yaml" || ext == ".yml" {
-		return "", fmt.Errorf("config %s: YAML configs are not supported yet (they come with sharding); give a DSN or a file holding one", path)
+		// A sharding rules file (rwshard's or ShardingSphere's YAML).
+		abs, err := filepath.Abs(path)
+		if err != nil {
+			return "", fmt.Errorf("config: %w", err)
+		}
+		return "/?rwshard.rulesFile=" + url.QueryEscape(abs), nil
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -58,7 +64,7 @@ func dsnFromFile(path string) (string, error) {
 			continue
 		}
 		if !strings.Contains(line, "(") && strings.HasSuffix(strings.Fields(line)[0], ":") {
-			return "", fmt.Errorf("config %s: looks like YAML; YAML configs are not supported yet (they come with sharding)", path)
+			return "", fmt.Errorf("config %s: looks like YAML; name YAML rules files .yaml or .yml", path)
 		}
 		return line, nil
 	}

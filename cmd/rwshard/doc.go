@@ -9,7 +9,7 @@
 //	rwshard lab status | lab down                 # inspect it, stop it
 //
 // CONFIG is an rwshard DSN or a file whose first line that is neither blank
-// nor a # comment is one; YAML configs come with sharding. Passwords are
+// nor a # comment is one, or a sharding rules file (.yaml). Passwords are
 // never printed: the DSN is shown with *** in their place.
 //
 // check connects to every node directly with go-sql-driver/mysql, each

@@ -41,8 +41,9 @@ CONFIG is an rwshard DSN, the first host being the primary:
   'app:pw@tcp(10.0.0.1:3306),tcp(10.0.0.2:3306)/shop?rwshard.maxReplicaLag=1s'
 
 or a file whose first line that is neither blank nor a # comment is such a
-DSN. YAML configs (ShardingSphere-style dataSources and rules) come later,
-with sharding. Passwords are never printed.
+DSN, or a sharding rules file (.yaml/.yml: rwshard's or ShardingSphere-
+JDBC's YAML; check then checks every data source). Passwords are never
+printed.
 
 Exit status: 0 ok, 1 problems found, 2 usage error.
 `

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"flag"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -113,7 +114,7 @@ func TestUsage(t *testing.T) {
 		out  string // in stdout for code 0, else in stderr
 	}{
 		{nil, exitUsage, "usage: rwshard COMMAND"},
-		{[]string{"help"}, exitOK, "YAML configs"},
+		{[]string{"help"}, exitOK, "sharding rules file"},
 		{[]string{"-h"}, exitOK, "usage: rwshard COMMAND"},
 		{[]string{"help", "check"}, exitOK, "usage: rwshard check"},
 		{[]string{"help", "nope"}, exitUsage, `unknown command "nope"`},
@@ -185,10 +186,11 @@ func TestReadDSN(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, dsn, got)
 
-	_, err = readDSN(write("rules.yaml", "dataSources:\n  ds_0: {}\n"))
-	assert.ErrorContains(t, err, "YAML configs are not supported yet")
+	got, err = readDSN(write("rules.yaml", "dataSources:\n  ds_0: {}\n"))
+	require.NoError(t, err)
+	assert.Equal(t, "/?rwshard.rulesFile="+url.QueryEscape(filepath.Join(dir, "rules.yaml")), got, "a YAML file is a sharding rules file")
 	_, err = readDSN(write("rules.conf", "# ShardingSphere\ndataSources:\n"))
-	assert.ErrorContains(t, err, "YAML configs are not supported yet")
+	assert.ErrorContains(t, err, "name YAML rules files .yaml")
 	_, err = readDSN(write("empty.conf", "# nothing\n\n"))
 	assert.ErrorContains(t, err, "no DSN in the file")
 	_, err = readDSN(filepath.Join(dir, "missing.conf"))
