@@ -21,6 +21,11 @@ check:
 	@unformatted=$$(gofmt -l .); if [ -n "$$unformatted" ]; then echo "gofmt needed on: $$unformatted"; exit 1; fi
 	$(GO) vet ./...
 
-# Benchmarks against the lab: rwshard vs go-sql-driver/mysql direct.
+# The performance suite against the lab (README "Performance"): every
+# benchmark COUNT times (default 6), each run a fresh process and lab so
+# that the sides of a comparison interleave, then benchstat with
+# go-sql-driver/mysql direct and rwshard side by side. Writes bench.txt
+# (raw) and bench-summary.txt. COUNT, BENCHTIME (1s) and BENCH (regexp)
+# can be set: make bench COUNT=10 BENCH=PointSelect
 bench: mariadb
-	RWSHARD_LAB=require $(GO) test -run '^$$' -bench . -benchtime 2s -count 6 . | tee bench.txt
+	GO=$(GO) COUNT=$(or $(COUNT),6) BENCHTIME=$(or $(BENCHTIME),1s) BENCH='$(or $(BENCH),.)' ./scripts/bench

@@ -139,5 +139,14 @@ func (cl *cluster) pickReader(f *readFilter) (picked *node, anyHealthy bool) {
 	return picked, anyHealthy
 }
 
-// observe records a statement's latency on its node.
-func (n *node) observe(start time.Time) { n.latency.Observe(time.Since(start)) }
+// observe records the latency of a statement that started at start (see
+// monotonic) on its node.
+func (n *node) observe(start time.Duration) { n.latency.Observe(monotonic() - start) }
+
+// clockBase anchors monotonic.
+var clockBase = time.Now()
+
+// monotonic reads the monotonic clock alone: time.Since of a time with a
+// monotonic reading does not read the wall clock, so it costs about half
+// of time.Now on the statement path.
+func monotonic() time.Duration { return time.Since(clockBase) }

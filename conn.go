@@ -250,10 +250,19 @@ func lastGTID(ctx context.Context, b *backend) health.GTIDSet {
 
 // QueryContext routes and runs a statement that returns rows.
 func (c *conn) QueryContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Rows, error) {
-	return c.query(ctx, q, args, false)
+	return c.queryRows(ctx, q, args, false, true)
 }
 
+// query runs a statement that returns rows, for callers inside rwshard.
 func (c *conn) query(ctx context.Context, q string, args []driver.NamedValue, prepared bool) (driver.Rows, error) {
+	return c.queryRows(ctx, q, args, prepared, false)
+}
+
+// queryRows routes and runs a statement that returns rows. recycle: the
+// rows go straight to database/sql, which closes them exactly once and
+// never touches them afterwards; the rows of a read dispatched to a node
+// are then the backend's own (backend.rows), recycled with it.
+func (c *conn) queryRows(ctx context.Context, q string, args []driver.NamedValue, prepared, recycle bool) (driver.Rows, error) {
 	out, b, cls, err := c.statement(ctx, q, args, func(dc driver.Conn) (outcome, error) {
 		r, st, err := query(ctx, dc, q, args, prepared)
 		return outcome{rows: r, st: st}, err
@@ -262,6 +271,11 @@ func (c *conn) query(ctx context.Context, q string, args []driver.NamedValue, pr
 		return nil, err
 	}
 	if b != nil {
+		if recycle {
+			r := &b.rows
+			r.Rows, r.st, r.b = out.rows, out.st, b
+			return r, nil
+		}
 		return &rows{Rows: out.rows, st: out.st, b: b}, nil
 	}
 	c.openRows++
@@ -446,11 +460,17 @@ func (c *conn) endTx(commit bool) error {
 		}
 		c.pendingWrite, c.pendingSess = false, nil
 		err = c.sessionErr(err, router.Decision{Reason: router.ReasonInTransaction}, op)
-	case commit && c.pendingWrite:
-		ctx, cancel := context.WithTimeout(context.Background(), c.cl.cfg.ProbeTimeout)
+	case commit && c.pendingWrite && c.pendingSess != nil:
+		// Only a causal session reads the commit's GTID (lastGTID): the
+		// timeout, allocations and a timer, is for that statement.
+		ctx := context.Background()
+		if c.cl.cfg.Consistency == ConsistencyCausal {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, c.cl.cfg.ProbeTimeout)
+			defer cancel()
+		}
 		c.commitWrite(ctx, c.sess)
-		cancel()
-	default:
+	default: // nothing to record: no write, or no session to record it in
 		c.pendingWrite, c.pendingSess = false, nil
 	}
 	c.unpin()

@@ -43,7 +43,7 @@ func onNode(ctx context.Context, n *node, d router.Decision, q string, do work) 
 			return outcome{}, nil, &RouteError{Node: n.name, Reason: d.Reason.String(), Statement: quote(q),
 				Err: fmt.Errorf("%w: %w", errConnect, err)}
 		}
-		start := time.Now()
+		start := monotonic()
 		out, err := do(b.dc)
 		if err == nil {
 			n.observe(start)
@@ -244,7 +244,7 @@ func (c *conn) withWait(ctx context.Context, gtid health.GTIDSet, do work) work 
 // node turned read-only did not run: rwshard has the topology rediscovered
 // and retries it once on the new primary.
 func (c *conn) dispatchPrimary(ctx context.Context, cls router.Class, d router.Decision, q string, do work) (outcome, *backend, error) {
-	deadline := time.Now().Add(c.cl.cfg.WritePause)
+	deadline := clockBase.Add(monotonic() + c.cl.cfg.WritePause) // time.Now().Add, monotonic only
 	var cause error
 	retried := false
 	for {

@@ -21,6 +21,11 @@ type backend struct {
 	sc   *sql.Conn
 	dc   driver.Conn
 	grab func(any) error // b.setConn, bound once (no allocation per use)
+	// rows is the result set of a read dispatched to this connection and
+	// handed to database/sql (see conn.queryRows): it lives exactly as
+	// long as b is checked out, so it costs no allocation of its own.
+	// Closing it releases b.
+	rows rows
 }
 
 var backendPool = sync.Pool{New: func() any {
@@ -67,6 +72,7 @@ func (b *backend) release(discard bool) {
 
 func (b *backend) put() {
 	b.node, b.sc, b.dc = nil, nil, nil
+	b.rows = rows{}
 	backendPool.Put(b)
 }
 
@@ -82,26 +88,33 @@ func convertArgs(dc driver.Conn, args []driver.NamedValue) ([]driver.NamedValue,
 	checker, _ := dc.(driver.NamedValueChecker)
 	out := args // converted in place (idempotent); copied if one is removed
 	for i := range args {
-		nv := args[i]
+		// The checker converts args[i] itself: a pointer to a copy would
+		// escape through the interface call, one allocation per argument.
+		// An argument that is removed or fails is put back as it was.
+		nv := &args[i]
+		orig := *nv
 		err := driver.ErrSkip
 		if checker != nil {
-			err = checker.CheckNamedValue(&nv)
+			err = checker.CheckNamedValue(nv)
 		}
 		if err == driver.ErrSkip {
-			nv.Value, err = driver.DefaultParameterConverter.ConvertValue(nv.Value)
+			var v driver.Value
+			if v, err = driver.DefaultParameterConverter.ConvertValue(nv.Value); err == nil {
+				nv.Value = v
+			}
 		}
 		switch err {
 		case nil:
 			if len(out) < len(args) { // a copy: an argument was removed
-				out = append(out, nv)
-			} else {
-				args[i] = nv
+				out = append(out, *nv)
 			}
 		case driver.ErrRemoveArgument:
+			*nv = orig
 			if len(out) == len(args) {
 				out = append(make([]driver.NamedValue, 0, len(args)), args[:i]...)
 			}
 		default:
+			*nv = orig
 			return nil, err
 		}
 	}

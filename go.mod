@@ -23,6 +23,7 @@ require (
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/prometheus/procfs v0.22.0 // indirect
 	golang.org/x/text v0.42.0 // indirect
+	gorm.io/plugin/dbresolver v1.6.2 // indirect
 )
 
 require (

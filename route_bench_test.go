@@ -6,6 +6,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/rwshard/rwshard/hint"
@@ -55,7 +56,10 @@ func (c *conn) decide(ctx context.Context, q string) (*node, error) {
 }
 
 func benchmarkRoute(b *testing.B, ctx context.Context, q string) {
-	c := benchConn(b)
+	benchmarkRouteOn(b, benchConn(b), ctx, q)
+}
+
+func benchmarkRouteOn(b *testing.B, c *conn, ctx context.Context, q string) {
 	if _, err := c.decide(ctx, q); err != nil {
 		b.Fatal(err)
 	}
@@ -77,6 +81,54 @@ func BenchmarkRouteRepeated(b *testing.B) {
 	b.Run("locking-read", func(b *testing.B) {
 		benchmarkRoute(b, context.Background(), "SELECT status FROM orders WHERE id = ? FOR UPDATE")
 	})
+	// A read on a logical connection pinned by session state (SET, a
+	// temporary table…): it stays on the held primary connection.
+	b.Run("session-read", func(b *testing.B) {
+		c := benchConn(b)
+		c.dirty = true
+		benchmarkRouteOn(b, c, context.Background(), q)
+	})
+	b.Run("read-comment-hint", func(b *testing.B) {
+		benchmarkRoute(b, context.Background(), "/* rwshard:max_lag=1s */ "+q)
+	})
+	b.Run("multi-statement", func(b *testing.B) {
+		benchmarkRoute(b, context.Background(), "SELECT id FROM orders WHERE customer_id = ?; SELECT name FROM customers WHERE id = ?")
+	})
+}
+
+// First sight per statement class: 200-byte statements the classifier
+// cache has not seen, as BenchmarkRouteFirstSight (the read) does.
+func BenchmarkRouteFirstSightClass(b *testing.B) {
+	for _, tc := range []struct{ name, base string }{
+		{"write", "UPDATE orders SET status = 'shipped', shipped_at = NOW(), carrier = ?, tracking = ? " +
+			"WHERE customer_id = ? AND status = 'paid' AND created_at > ? AND warehouse IN (1, 2, 3) AND id = "},
+		{"locking-read", "SELECT o.id, o.status, o.total FROM orders o WHERE o.customer_id = ? AND o.created_at > ? " +
+			"AND o.status IN ('paid', 'shipped') ORDER BY o.created_at DESC LIMIT 1 FOR UPDATE /* batch "},
+		{"read-comment-hint", "/* rwshard:max_lag=1s */ SELECT o.id, o.status, o.total, c.name FROM orders o " +
+			"JOIN customers c ON c.id = o.customer_id WHERE o.customer_id = ? AND o.created_at > ? LIMIT "},
+		{"multi-statement", "SELECT o.id, o.status FROM orders o WHERE o.customer_id = ? AND o.created_at > ?; " +
+			"SELECT c.name, c.email FROM customers c WHERE c.id = ? AND c.status = 'active' LIMIT "},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			c := benchConn(b)
+			qs := make([]string, 100_000)
+			for i := range qs {
+				qs[i] = tc.base + strconv.Itoa(i)
+				if strings.HasSuffix(tc.base, "/* batch ") {
+					qs[i] += " */"
+				}
+			}
+			ctx := context.Background()
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				if _, err := c.decide(ctx, qs[i%len(qs)]); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+		})
+	}
 }
 
 // First sight: a 200-byte statement the classifier cache has not seen

@@ -37,17 +37,19 @@ func (r *rows) Close() error {
 		r.st.Close()
 		r.st = nil
 	}
-	if r.b != nil {
-		r.b.release(isBadConn(err))
-		r.b = nil
+	b, c, write, ctx := r.b, r.c, r.write, r.ctx
+	r.b, r.c, r.ctx = nil, nil, nil
+	if b != nil {
+		// r may be b's own (backend.rows): releasing b recycles it, so r
+		// is not touched after this.
+		b.release(isBadConn(err))
 	}
-	if c := r.c; c != nil {
+	if c != nil {
 		c.openRows--
-		if r.write && c.sess != nil && err == nil {
-			c.wrote(r.ctx, c.sess, true)
+		if write && c.sess != nil && err == nil {
+			c.wrote(ctx, c.sess, true)
 		}
 		c.unpin()
-		r.c, r.ctx = nil, nil
 	}
 	if isBadConn(err) {
 		return nil // the rows were read; the connection is already discarded
