@@ -20,6 +20,10 @@ type node struct {
 	index int // in Config.Nodes
 	db    *sql.DB
 	owned bool // opened by rwshard, closed by Connector.Close
+	// probeDB: the health probes' own connection to the node, allowing
+	// multi-statement queries (see cluster.probe); nil over handles the
+	// caller opened (OpenDB).
+	probeDB *sql.DB
 
 	h        *health.Node // probed state; up and unfenced when health is off
 	inFlight atomic.Int64

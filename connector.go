@@ -117,7 +117,7 @@ func newCluster(cfg *Config) (*cluster, error) {
 		n := &node{name: nc.Name, index: i}
 		if len(cfg.dbs) > 0 {
 			n.db = cfg.dbs[i]
-		} else if n.db, err = openNode(cfg, nc); err != nil {
+		} else if n.db, n.probeDB, err = openNode(cfg, nc); err != nil {
 			closeNodes(cl.nodes)
 			return nil, err
 		} else {
@@ -157,22 +157,36 @@ func (cl *cluster) close() error {
 	return closeNodes(cl.nodes)
 }
 
-// openNode opens the backend pool of one node.
-func openNode(cfg *Config, nc Node) (*sql.DB, error) {
+// openNode opens the backend pool of one node, and the health probes' own
+// pool of one connection that allows multi-statement queries. Both connect
+// lazily.
+func openNode(cfg *Config, nc Node) (db, probeDB *sql.DB, err error) {
 	mc := cfg.Backend.Clone()
 	mc.Net, mc.Addr = nc.Net, nc.Addr
 	// rwshard handles read-only rejections itself (see Config.Backend).
 	mc.RejectReadOnly = false
 	inner, err := mysql.NewConnector(mc)
 	if err != nil {
-		return nil, &ConfigError{Key: "dsn", Value: nc.Name, Err: err}
+		return nil, nil, &ConfigError{Key: "dsn", Value: nc.Name, Err: err}
 	}
-	db := sql.OpenDB(&nodeConnector{inner: inner, timeout: cfg.ConnectTimeout, cacheSize: cfg.StmtCacheSize})
+	pc := mc.Clone()
+	pc.MultiStatements = true
+	probeInner, err := mysql.NewConnector(pc)
+	if err != nil {
+		return nil, nil, &ConfigError{Key: "dsn", Value: nc.Name, Err: err}
+	}
+	lifetime := pick(nc.ConnMaxLifetime, cfg.ConnMaxLifetime)
+	db = sql.OpenDB(&nodeConnector{inner: inner, timeout: cfg.ConnectTimeout, cacheSize: cfg.StmtCacheSize})
 	db.SetMaxOpenConns(pick(nc.MaxOpenConns, cfg.MaxOpenConns))
 	db.SetMaxIdleConns(pick(nc.MaxIdleConns, cfg.MaxIdleConns))
-	db.SetConnMaxLifetime(pick(nc.ConnMaxLifetime, cfg.ConnMaxLifetime))
+	db.SetConnMaxLifetime(lifetime)
 	db.SetConnMaxIdleTime(cfg.ConnMaxIdleTime)
-	return db, nil
+	// One probe at a time per node (health runs one loop per node).
+	probeDB = sql.OpenDB(&nodeConnector{inner: probeInner, timeout: cfg.ConnectTimeout})
+	probeDB.SetMaxOpenConns(1)
+	probeDB.SetMaxIdleConns(1)
+	probeDB.SetConnMaxLifetime(lifetime)
+	return db, probeDB, nil
 }
 
 // pick returns the override if set, else the default.
@@ -189,6 +203,9 @@ func closeNodes(nodes []*node) error {
 	for _, n := range nodes {
 		if n.owned {
 			errs = append(errs, n.db.Close())
+		}
+		if n.probeDB != nil {
+			errs = append(errs, n.probeDB.Close())
 		}
 	}
 	return errors.Join(errs...)

@@ -15,8 +15,13 @@ import (
 )
 
 // The probe of one node: one connection, two statements (three with a
-// heartbeat table), bounded by the probe timeout. The health package owns
-// the schedule; this is the I/O it asks for.
+// heartbeat table), bounded by the probe timeout. On a node rwshard opened
+// itself the statements travel together as one multi-statement query on a
+// connection of the node's own (node.probeDB): one round trip per probe,
+// and a probe never waits for, or takes, a connection the application
+// needs. Over *sql.DB handles the caller opened (OpenDB) they run one by
+// one on a connection of that pool. The health package owns the schedule;
+// this is the I/O it asks for.
 
 // flavor of a server, learned on the first probe.
 const (
@@ -28,18 +33,28 @@ const (
 // heartbeatLayout is pt-heartbeat's ts format.
 const heartbeatLayout = "2006-01-02T15:04:05.999999"
 
+// The probe's statements, in the order of their result sets.
+const (
+	probePositions = iota // @@read_only and the GTID positions
+	probeReplica          // SHOW REPLICA STATUS
+	probeHeartbeat        // the heartbeat table, when configured
+)
+
 func (cl *cluster) probe(ctx context.Context, i int) (health.Reading, error) {
 	n := cl.nodes[i]
-	var r health.Reading
-	conn, err := n.db.Conn(ctx)
+	db, multi := n.db, n.probeDB != nil
+	if multi {
+		db = n.probeDB
+	}
+	conn, err := db.Conn(ctx)
 	if err != nil {
-		return r, err
+		return health.Reading{}, err
 	}
 	defer conn.Close()
 	if n.flavor.Load() == flavorUnknown {
 		var version string
 		if err := conn.QueryRowContext(ctx, "SELECT @@version").Scan(&version); err != nil {
-			return r, err
+			return health.Reading{}, err
 		}
 		f := flavorMySQL
 		if strings.Contains(strings.ToLower(version), "mariadb") {
@@ -47,54 +62,116 @@ func (cl *cluster) probe(ctx context.Context, i int) (health.Reading, error) {
 		}
 		n.flavor.Store(f)
 	}
-	q := "SELECT @@read_only, @@gtid_binlog_pos, @@gtid_slave_pos"
+	for {
+		r, err := cl.probeOnce(ctx, conn, n, multi)
+		var me *mysql.MySQLError
+		if errors.As(err, &me) && me.Number == 1064 && !n.oldShow.Load() {
+			// A server older than SHOW REPLICA STATUS: the statements
+			// before it ran, the rest did not. Again with SHOW SLAVE STATUS.
+			n.oldShow.Store(true)
+			continue
+		}
+		return r, err
+	}
+}
+
+// probeOnce runs the probe's statements on conn (in one round trip when
+// multi) and reads their results into a Reading.
+func (cl *cluster) probeOnce(ctx context.Context, conn *sql.Conn, n *node, multi bool) (health.Reading, error) {
+	var r health.Reading
+	stmts := make([]string, 2, 3)
+	stmts[probePositions] = "SELECT @@read_only, @@gtid_binlog_pos, @@gtid_slave_pos"
 	if n.flavor.Load() == flavorMySQL {
-		q = "SELECT @@read_only, @@global.gtid_executed, @@global.gtid_executed"
+		stmts[probePositions] = "SELECT @@read_only, @@global.gtid_executed, @@global.gtid_executed"
+	}
+	stmts[probeReplica] = "SHOW REPLICA STATUS"
+	if n.oldShow.Load() {
+		stmts[probeReplica] = "SHOW SLAVE STATUS"
+	}
+	if t := cl.cfg.HeartbeatTable; t != "" {
+		stmts = append(stmts, "SELECT MAX(ts) FROM "+t)
 	}
 	var binlogPos, appliedPos sql.NullString
-	if err := conn.QueryRowContext(ctx, q).Scan(&r.ReadOnly, &binlogPos, &appliedPos); err != nil {
-		return r, err
-	}
-	if err := replicaStatus(ctx, conn, &r, n); err != nil {
-		return r, err
+	failed, err := queryEach(ctx, conn, multi, stmts, func(i int, rows *sql.Rows) error {
+		switch i {
+		case probePositions:
+			return scanOne(rows, &r.ReadOnly, &binlogPos, &appliedPos)
+		case probeReplica:
+			return readReplicaStatus(rows, &r)
+		default:
+			var ts sql.NullString
+			if err := scanOne(rows, &ts); err != nil {
+				return err
+			}
+			if ts.Valid {
+				r.Heartbeat, _ = time.ParseInLocation(heartbeatLayout, ts.String, time.UTC)
+			}
+			return nil
+		}
+	})
+	if err != nil && !(failed == probeHeartbeat && isMissingTable(err)) {
+		return r, err // a missing heartbeat table is no heartbeat yet
 	}
 	pos := binlogPos.String
 	if r.Replica {
 		pos = appliedPos.String
 	}
-	if r.Position, err = health.ParseGTID(pos); err != nil {
-		return r, err
-	}
-	if t := cl.cfg.HeartbeatTable; t != "" {
-		var ts sql.NullString
-		err := conn.QueryRowContext(ctx, "SELECT MAX(ts) FROM "+t).Scan(&ts)
-		if err != nil && !isMissingTable(err) {
-			return r, err
-		}
-		if ts.Valid {
-			r.Heartbeat, _ = time.ParseInLocation(heartbeatLayout, ts.String, time.UTC)
-		}
-	}
-	return r, nil
+	r.Position, err = health.ParseGTID(pos)
+	return r, err
 }
 
-// replicaStatus reads SHOW REPLICA STATUS (SHOW SLAVE STATUS on servers
-// that do not know it) into r.
-func replicaStatus(ctx context.Context, conn *sql.Conn, r *health.Reading, n *node) error {
-	q := "SHOW REPLICA STATUS"
-	if n.oldShow.Load() {
-		q = "SHOW SLAVE STATUS"
+// queryEach runs stmts on conn, as one multi-statement query when multi
+// (the connection must allow it) or one by one, and hands each result set
+// to read in order. It stops at the first error and returns it with the
+// index of the statement it belongs to.
+func queryEach(ctx context.Context, conn *sql.Conn, multi bool, stmts []string, read func(int, *sql.Rows) error) (int, error) {
+	if !multi {
+		for i, q := range stmts {
+			rows, err := conn.QueryContext(ctx, q)
+			if err != nil {
+				return i, err
+			}
+			err = read(i, rows)
+			if cerr := rows.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				return i, err
+			}
+		}
+		return len(stmts), nil
 	}
-	rows, err := conn.QueryContext(ctx, q)
-	var me *mysql.MySQLError
-	if errors.As(err, &me) && me.Number == 1064 && !n.oldShow.Load() {
-		n.oldShow.Store(true)
-		rows, err = conn.QueryContext(ctx, "SHOW SLAVE STATUS")
-	}
+	rows, err := conn.QueryContext(ctx, strings.Join(stmts, "; "))
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer rows.Close()
+	for i := range stmts {
+		if i > 0 && !rows.NextResultSet() {
+			if err := rows.Err(); err != nil {
+				return i, err
+			}
+			return i, fmt.Errorf("%d result sets for %d statements", i, len(stmts))
+		}
+		if err := read(i, rows); err != nil {
+			return i, err
+		}
+	}
+	return len(stmts), nil
+}
+
+// scanOne scans the first row of the current result set; a result set
+// without rows leaves dest as it is.
+func scanOne(rows *sql.Rows, dest ...any) error {
+	if !rows.Next() {
+		return rows.Err()
+	}
+	return rows.Scan(dest...)
+}
+
+// readReplicaStatus reads the current result set, SHOW REPLICA STATUS
+// (or SHOW SLAVE STATUS), into r: no row, not a replica.
+func readReplicaStatus(rows *sql.Rows, r *health.Reading) error {
 	cols, err := rows.Columns()
 	if err != nil {
 		return err

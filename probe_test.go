@@ -1,0 +1,194 @@
+package rwshard_test
+
+import (
+	"context"
+	"database/sql"
+	"io"
+	"net"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/rwshard/rwshard"
+	"github.com/rwshard/rwshard/health"
+	"github.com/rwshard/rwshard/internal/lab"
+	"github.com/rwshard/rwshard/internal/lab/labtest"
+)
+
+// TestLabProbe: one health probe of each node reads its role, replication
+// threads and position with one query (one round trip, counted on the
+// client's socket) carrying the probe's statements; a heartbeat table is
+// read in the same query, missing or not. Over OpenDB handles the
+// statements go one by one.
+func TestLabProbe(t *testing.T) {
+	l := rwLab.Get(t)
+	ctx := labtest.Ctx(t, time.Minute)
+	setup(t, l, "DROP TABLE IF EXISTS probe_heartbeat")
+
+	var proxies []*commandProxy
+	for _, n := range l.Nodes() {
+		proxies = append(proxies, newCommandProxy(t, n.Addr()))
+	}
+	probe := func(t *testing.T, c *rwshard.Connector, i int, n *lab.Node) (r health.Reading, d statusDelta) {
+		t.Helper()
+		// The first probe of a node also reads @@version, once.
+		_, err := c.Probe(ctx, i)
+		require.NoError(t, err, n.Name)
+		before, commands := nodeStatus(t, n), proxies[i].commands.Load()
+		r, err = c.Probe(ctx, i)
+		require.NoError(t, err, n.Name)
+		after := nodeStatus(t, n)
+		return r, statusDelta{
+			trips:     proxies[i].commands.Load() - commands,
+			questions: after["Questions"] - before["Questions"] - 1, // the SHOW GLOBAL STATUS
+			selects:   after["Com_select"] - before["Com_select"],
+			shows:     after["Com_show_slave_status"] - before["Com_show_slave_status"],
+		}
+	}
+
+	open := func(t *testing.T, params string) *rwshard.Connector {
+		cfg, err := rwshard.ParseDSN(labDSN(l, params))
+		require.NoError(t, err)
+		for i := range cfg.Nodes {
+			cfg.Nodes[i].Addr = proxies[i].Addr().String()
+		}
+		c, err := rwshard.NewConnector(cfg)
+		require.NoError(t, err)
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+
+	t.Run("roles", func(t *testing.T) {
+		c := open(t, "rwshard.health=false")
+		for i, n := range l.Nodes() {
+			r, d := probe(t, c, i, n)
+			assert.Equal(t, statusDelta{trips: 1, questions: 2, selects: 1, shows: 1}, d,
+				"%s: one query, a SELECT and SHOW REPLICA STATUS", n.Name)
+			isReplica := n != l.Primary()
+			assert.Equal(t, isReplica, r.Replica, n.Name)
+			assert.Equal(t, isReplica, r.ReadOnly, n.Name)
+			assert.Equal(t, isReplica, r.IORunning && r.SQLRunning, n.Name)
+			assert.NotEmpty(t, r.Position.String(), "%s: GTID position", n.Name)
+		}
+	})
+
+	t.Run("heartbeat", func(t *testing.T) {
+		c := open(t, "rwshard.health=false&rwshard.heartbeatTable=app.probe_heartbeat")
+		r, d := probe(t, c, 1, l.Replicas()[0])
+		assert.Equal(t, statusDelta{trips: 1, questions: 3, selects: 2, shows: 1}, d,
+			"one query; the last statement fails: no such table")
+		assert.True(t, r.Heartbeat.IsZero(), "no table, no heartbeat")
+		assert.True(t, r.Replica && r.IORunning && r.SQLRunning, "the statements before it were read")
+
+		beat := time.Date(2026, 11, 30, 7, 0, 0, 123456000, time.UTC)
+		setup(t, l, "CREATE TABLE probe_heartbeat (ts VARCHAR(26) NOT NULL, server_id INT UNSIGNED NOT NULL PRIMARY KEY)",
+			"INSERT INTO probe_heartbeat VALUES ('"+beat.Format("2006-01-02T15:04:05.000000")+"', 1)")
+		r, d = probe(t, c, 1, l.Replicas()[0])
+		assert.Equal(t, statusDelta{trips: 1, questions: 3, selects: 2, shows: 1}, d, "one query, two SELECTs and SHOW REPLICA STATUS")
+		assert.Equal(t, beat, r.Heartbeat)
+		assert.True(t, r.Replica && r.IORunning && r.SQLRunning)
+	})
+
+	t.Run("OpenDB", func(t *testing.T) {
+		// Over handles the caller opened the statements go one by one.
+		handles := make([]*sql.DB, 0, 3)
+		for i, n := range l.Nodes() {
+			mc, err := mysql.ParseDSN(n.DSN(""))
+			require.NoError(t, err)
+			mc.Addr = proxies[i].Addr().String()
+			conn, err := mysql.NewConnector(mc)
+			require.NoError(t, err)
+			h := sql.OpenDB(conn)
+			t.Cleanup(func() { h.Close() })
+			handles = append(handles, h)
+		}
+		db, err := rwshard.OpenDB(handles[0], handles[1:])
+		require.NoError(t, err)
+		t.Cleanup(func() { db.Close() })
+		c, err := rwshard.ConnectorOf(ctx, db)
+		require.NoError(t, err)
+		r, d := probe(t, c, 1, l.Replicas()[0])
+		assert.Equal(t, statusDelta{trips: 2, questions: 2, selects: 1, shows: 1}, d)
+		assert.True(t, r.Replica && r.ReadOnly && r.IORunning && r.SQLRunning)
+	})
+}
+
+// statusDelta is what one probe cost a node: round trips (command
+// packets), and the server's counts of statements, SELECTs and SHOW
+// REPLICA STATUS.
+type statusDelta struct{ trips, questions, selects, shows int64 }
+
+// commandProxy forwards TCP connections to a node and counts the command
+// packets its clients send (the packets that open a round trip: sequence
+// id 0).
+type commandProxy struct {
+	net.Listener
+	commands atomic.Int64
+}
+
+func newCommandProxy(t testing.TB, target string) *commandProxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	p := &commandProxy{Listener: ln}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			client, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			server, err := net.Dial("tcp", target)
+			if err != nil {
+				client.Close()
+				continue
+			}
+			go func() { io.Copy(client, server); client.Close() }()
+			go func() { p.forward(server, client); server.Close() }()
+		}
+	}()
+	return p
+}
+
+// forward copies the client's packets to the server, counting commands.
+func (p *commandProxy) forward(server io.Writer, client io.Reader) {
+	var header [4]byte
+	for {
+		if _, err := io.ReadFull(client, header[:]); err != nil {
+			return
+		}
+		if header[3] == 0 {
+			p.commands.Add(1)
+		}
+		size := int64(header[0]) | int64(header[1])<<8 | int64(header[2])<<16
+		if _, err := server.Write(header[:]); err != nil {
+			return
+		}
+		if _, err := io.CopyN(server, client, size); err != nil {
+			return
+		}
+	}
+}
+
+// nodeStatus reads a node's statement counters.
+func nodeStatus(t testing.TB, n *lab.Node) map[string]int64 {
+	t.Helper()
+	rows, err := n.Admin().QueryContext(context.Background(),
+		"SHOW GLOBAL STATUS WHERE Variable_name IN ('Questions', 'Com_select', 'Com_show_slave_status', 'Connections')")
+	require.NoError(t, err)
+	defer rows.Close()
+	m := map[string]int64{}
+	for rows.Next() {
+		var k string
+		var v int64
+		require.NoError(t, rows.Scan(&k, &v))
+		m[k] = v
+	}
+	require.NoError(t, rows.Err())
+	require.Len(t, m, 4, n.Name)
+	return m
+}
