@@ -474,7 +474,7 @@ func probeCounts(b *testing.B, nodes []*lab.Node, window time.Duration, start fu
 func BenchmarkOverhead(b *testing.B) {
 	open := func() *sql.DB {
 		db := sql.OpenDB(nullConnector{})
-		db.SetMaxIdleConns(16)
+		db.SetMaxIdleConns(64)
 		b.Cleanup(func() { db.Close() })
 		return db
 	}
@@ -483,7 +483,7 @@ func BenchmarkOverhead(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	rw.SetMaxIdleConns(16)
+	rw.SetMaxIdleConns(64)
 	b.Cleanup(func() { rw.Close() })
 	ctx := context.Background()
 	for _, s := range []side{{"direct", direct}, {"rwshard", rw}} {
@@ -496,6 +496,22 @@ func BenchmarkOverhead(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
+		})
+		// The same from 64 goroutines: contention in the pools and the
+		// shared counters.
+		b.Run("op=query-parallel/side="+s.name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetParallelism(max(1, 64/runtime.GOMAXPROCS(0)))
+			b.RunParallel(func(pb *testing.PB) {
+				var name string
+				var n int64
+				for pb.Next() {
+					if err := s.db.QueryRowContext(ctx, pointSelect, 42).Scan(&name, &n); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
 		})
 		b.Run("op=prepared/side="+s.name, func(b *testing.B) {
 			st, err := s.db.PrepareContext(ctx, pointSelect)
