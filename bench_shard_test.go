@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -86,7 +87,9 @@ func BenchmarkShardPointSelect(b *testing.B) {
 
 // BenchmarkShardMergeLimit: ORDER BY … LIMIT 10 OFFSET 100 over the 4
 // physical tables (100k rows) against the slowest of the four single-table
-// queries it is made of. Memory: B/op stays in the order of shards ×
+// queries it is made of, and against those four queries sent at once
+// straight through go-sql-driver (parallel-direct: what this machine can
+// do without rwshard). Memory: B/op stays in the order of shards ×
 // (offset+limit) rows, whatever the table size.
 func BenchmarkShardMergeLimit(b *testing.B) {
 	l, db := shardBenchDB(b)
@@ -113,25 +116,48 @@ func BenchmarkShardMergeLimit(b *testing.B) {
 			}
 		}
 	})
-	for gi, g := range l.Groups {
-		direct := openWith(b, "mysql", g.Replicas()[0].DSN(""))
+	// The four shard queries, each to its own data source's replica
+	// straight through go-sql-driver, rows scanned one by one.
+	shardQuery := func(b *testing.B, db *sql.DB, table int) {
+		rows, err := db.QueryContext(ctx, fmt.Sprintf("SELECT order_id, amount FROM t_order_%d ORDER BY amount DESC, order_id DESC LIMIT 0, 110", table))
+		if err != nil {
+			b.Error(err)
+			return
+		}
+		defer rows.Close()
+		var id int64
+		var amount string
+		for rows.Next() {
+			if err := rows.Scan(&id, &amount); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	}
+	var direct []*sql.DB
+	for _, g := range l.Groups {
+		direct = append(direct, openWith(b, "mysql", g.Replicas()[0].DSN("")))
+	}
+	for gi := range l.Groups {
 		for ti := range 2 {
 			b.Run(fmt.Sprintf("single/ds_%d.t_order_%d", gi, ti), func(b *testing.B) {
 				b.ReportAllocs()
-				q := fmt.Sprintf("SELECT order_id, amount FROM t_order_%d ORDER BY amount DESC, order_id DESC LIMIT 0, 110", ti)
 				for b.Loop() {
-					rows, err := direct.QueryContext(ctx, q)
-					if err != nil {
-						b.Fatal(err)
-					}
-					for rows.Next() {
-						if err := rows.Scan(&id, &amount); err != nil {
-							b.Fatal(err)
-						}
-					}
-					rows.Close()
+					shardQuery(b, direct[gi], ti)
 				}
 			})
 		}
 	}
+	// The floor of this machine: the four shard queries at once, direct,
+	// without routing or merge.
+	b.Run("parallel-direct", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			var wg sync.WaitGroup
+			for u := range 4 {
+				wg.Go(func() { shardQuery(b, direct[u/2], u%2) })
+			}
+			wg.Wait()
+		}
+	})
 }
