@@ -487,16 +487,7 @@ func BenchmarkOverhead(b *testing.B) {
 	b.Cleanup(func() { rw.Close() })
 	ctx := context.Background()
 	for _, s := range []side{{"direct", direct}, {"rwshard", rw}} {
-		b.Run("op=query/side="+s.name, func(b *testing.B) {
-			var name string
-			var n int64
-			b.ReportAllocs()
-			for b.Loop() {
-				if err := s.db.QueryRowContext(ctx, pointSelect, 42).Scan(&name, &n); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
+		b.Run("op=query/side="+s.name, func(b *testing.B) { benchQuery(b, s.db) })
 		// The same from 64 goroutines: contention in the pools and the
 		// shared counters.
 		b.Run("op=query-parallel/side="+s.name, func(b *testing.B) {
@@ -513,21 +504,7 @@ func BenchmarkOverhead(b *testing.B) {
 				}
 			})
 		})
-		b.Run("op=prepared/side="+s.name, func(b *testing.B) {
-			st, err := s.db.PrepareContext(ctx, pointSelect)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer st.Close()
-			var name string
-			var n int64
-			b.ReportAllocs()
-			for b.Loop() {
-				if err := st.QueryRowContext(ctx, 42).Scan(&name, &n); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
+		b.Run("op=prepared/side="+s.name, func(b *testing.B) { benchPrepared(b, s.db) })
 		b.Run("op=exec/side="+s.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
