@@ -163,6 +163,11 @@ func TestLabSharding(t *testing.T) {
 	}
 	t.Logf("%d queries on the sharded table matched the reference table", len(queries))
 
+	// Text in the tables' case-insensitive collation (latin1_swedish_ci
+	// here): across shards "apple", "Apple" and "APPLE" sort together and
+	// are one group and one DISTINCT value, as on one server.
+	collationOrder(t, ctx, l, db, exec)
+
 	// A single-shard read runs on that shard's replica.
 	var sid int64
 	require.NoError(t, db.QueryRowContext(ctx, "SELECT @@server_id FROM t_order WHERE user_id = 3 AND order_id = ? LIMIT 1",
@@ -339,6 +344,60 @@ func firstOrder(t *testing.T, ctx context.Context, db *sql.DB, user int) int64 {
 	var id int64
 	require.NoError(t, db.QueryRowContext(ctx, "SELECT MIN(order_id) FROM ref_order WHERE user_id = ?", user).Scan(&id))
 	return id
+}
+
+// collationOrder adds mixed-case notes to both tables, compares ORDER BY,
+// GROUP BY and DISTINCT on them with the reference table, and removes
+// them. A group's or DISTINCT row's spelling is whichever row the server
+// (or the merge) met first, so those compare in lower case.
+func collationOrder(t *testing.T, ctx context.Context, l *lab.Lab, db *sql.DB, exec func(string, ...any) sql.Result) {
+	t.Helper()
+	notes := []string{"apple", "Banana", "APPLE", "b", "cherry", "B", "Apple", "banana", "a", "Cherry", "A", "BANANA"}
+	for i, n := range notes {
+		for _, tbl := range []string{"t_order", "ref_order"} {
+			exec("INSERT INTO "+tbl+" (order_id, user_id, amount, status, note) VALUES (?, ?, 1, 'new', ?)", 100001+i, 1+i%4, n)
+		}
+	}
+	require.NoError(t, l.Sync(ctx, 20*time.Second)) // the reads go to the replicas
+	lower := func(rows [][]string) [][]string {
+		for _, r := range rows {
+			for i := range r {
+				r[i] = strings.ToLower(r[i])
+			}
+		}
+		return rows
+	}
+	for _, q := range []struct {
+		sql          string
+		exact, order bool
+	}{
+		{"SELECT note, order_id FROM {T} WHERE order_id > 100000 ORDER BY note, order_id", true, true},
+		{"SELECT order_id, note FROM {T} WHERE order_id > 100000 ORDER BY note DESC, order_id DESC LIMIT 3, 5", true, true},
+		{"SELECT note, COUNT(*) FROM {T} WHERE order_id > 100000 GROUP BY note ORDER BY note", false, true},
+		{"SELECT COUNT(*), note FROM {T} WHERE order_id > 100000 GROUP BY note", false, false},
+		{"SELECT DISTINCT note FROM {T} WHERE order_id > 100000 ORDER BY note DESC", false, true},
+		{"SELECT DISTINCT note FROM {T} WHERE order_id > 100000", false, false},
+	} {
+		sharded := strings.ReplaceAll(q.sql, "{T}", "t_order")
+		got, err := db.QueryContext(ctx, sharded)
+		require.NoError(t, err, sharded)
+		want, err := db.QueryContext(ctx, strings.ReplaceAll(q.sql, "{T}", "ref_order"))
+		require.NoError(t, err, q.sql)
+		g, w := table(t, got), table(t, want)
+		if !q.exact {
+			g, w = lower(g), lower(w)
+		}
+		if !q.order {
+			sortRows(g)
+			sortRows(w)
+		}
+		assert.Equal(t, w, g, sharded)
+	}
+	for i := range notes {
+		for _, tbl := range []string{"t_order", "ref_order"} {
+			exec("DELETE FROM "+tbl+" WHERE user_id = ? AND order_id = ?", 1+i%4, 100001+i)
+		}
+	}
 }
 
 func sortRows(rows [][]string) {

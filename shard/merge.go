@@ -66,6 +66,12 @@ type OrderKey struct {
 	Desc  bool
 }
 
+// Weight names the column (Weight) that holds the WEIGHT_STRING of
+// another (Column).
+type Weight struct {
+	Column, Weight int
+}
+
 // AggKind is the function of an aggregate column.
 type AggKind uint8
 
@@ -151,15 +157,15 @@ const NoLimit = -1
 //     text and binary strings bytewise, i.e. in binary collation. A shard
 //     that sorted in a case- or accent-insensitive collation (the default
 //     utf8mb4 collations are) orders differently, and calls "a" and "A"
-//     equal: for ORDER BY or GROUP BY on such a column the rewriter should
-//     append WEIGHT_STRING(col), a VARBINARY whose bytewise order is the
-//     collation's order, and point the OrderKey or GroupBy at it (Vitess
-//     does the same); DISTINCT on it becomes a GROUP BY on the weight
-//     strings. MIN and MAX of such a column compare bytewise and may pick
-//     another value than the server would (the rewriter may refuse them or
-//     accept the binary order). ENUM and SET sort by their ordinal in
-//     MySQL, not by their text; order by CAST(col AS CHAR) or col+0
-//     instead.
+//     equal: for ORDER BY, GROUP BY or DISTINCT on such a column the
+//     rewriter appends WEIGHT_STRING(col), a VARBINARY whose bytewise order
+//     is the collation's order (NULL for a number), and names the pair in
+//     Weights (Vitess does the same); the merge then orders, groups and
+//     compares a character column (CHAR, VARCHAR, TEXT…) through its
+//     weight string. MIN and MAX of such a column compare bytewise and may
+//     pick another value than the server would. ENUM and SET sort by their
+//     ordinal in MySQL, not by their text; order by CAST(col AS CHAR) or
+//     col+0 instead.
 type MergePlan struct {
 	// OrderBy keys; empty: no order (rows come shard after shard).
 	OrderBy []OrderKey
@@ -180,6 +186,13 @@ type MergePlan struct {
 	// Visible: the first Visible columns are returned; the rest were
 	// derived by the rewriter and are dropped. 0 means all columns.
 	Visible int
+	// Weights pair columns with the WEIGHT_STRING of their value in the
+	// shards' collation. Where the column turns out to be of a character
+	// type (by ColumnTypes), its OrderBy keys, GroupBy entries and DISTINCT
+	// comparison use the weight column instead; other columns (numbers,
+	// whose weight string is NULL, temporal and binary types) keep their
+	// own values.
+	Weights []Weight
 	// ColumnTypes are the database type names of the shard row columns as
 	// driver.RowsColumnTypeDatabaseTypeName reports them ("DECIMAL",
 	// "VARCHAR", "UNSIGNED BIGINT", …). They decide how []byte values
@@ -287,6 +300,30 @@ func newMerged(plan MergePlan, set *sourceSet) (*mergedRows, error) {
 	for _, a := range plan.Aggregates {
 		isAgg[a.Index] = true
 	}
+	// Character columns with a weight string compare through it.
+	weigh := make(map[int]int, len(plan.Weights))
+	for _, w := range plan.Weights {
+		if types != nil && isCharType(types[w.Column]) {
+			weigh[w.Column] = w.Weight
+		}
+	}
+	if len(weigh) > 0 {
+		order := make([]OrderKey, len(plan.OrderBy))
+		for i, k := range plan.OrderBy {
+			if w, ok := weigh[k.Index]; ok {
+				k.Index = w
+			}
+			order[i] = k
+		}
+		group := make([]int, len(plan.GroupBy))
+		for i, g := range plan.GroupBy {
+			if w, ok := weigh[g]; ok {
+				g = w
+			}
+			group[i] = g
+		}
+		plan.OrderBy, plan.GroupBy = order, group
+	}
 	var in rowStream
 	switch {
 	case len(plan.GroupBy) == 0 && len(plan.Aggregates) > 0:
@@ -311,7 +348,14 @@ func newMerged(plan MergePlan, set *sourceSet) (*mergedRows, error) {
 		in = newConcat(set, ncols)
 	}
 	if plan.Distinct {
-		in = newDistinct(in, visible, plan.OrderBy, cls)
+		eq := make([]int, visible)
+		for i := range eq {
+			eq[i] = i
+			if w, ok := weigh[i]; ok {
+				eq[i] = w
+			}
+		}
+		in = newDistinct(in, eq, plan.OrderBy, cls)
 	}
 
 	m := &mergedRows{
@@ -386,6 +430,17 @@ func (p *MergePlan) validate(ncols int) error {
 	for _, g := range p.GroupBy {
 		if err := inRange("GroupBy index", g); err != nil {
 			return err
+		}
+	}
+	for _, w := range p.Weights {
+		if err := inRange("Weights column", w.Column); err != nil {
+			return err
+		}
+		if err := inRange("Weights weight", w.Weight); err != nil {
+			return err
+		}
+		if w.Column == w.Weight {
+			return planError("column %d is its own weight", w.Column)
 		}
 	}
 	seen := make(map[int]bool, len(p.Aggregates))

@@ -56,6 +56,20 @@ func classOf(typeName string) colClass {
 	return classAuto
 }
 
+// isCharType reports a character string type name (CHAR, VARCHAR, the
+// TEXT types): the types whose order and equality follow a collation.
+func isCharType(typeName string) bool {
+	t := strings.ToUpper(strings.TrimSpace(typeName))
+	if i := strings.IndexAny(t, "( "); i >= 0 {
+		t = t[:i]
+	}
+	switch t {
+	case "CHAR", "VARCHAR", "TINYTEXT", "TEXT", "MEDIUMTEXT", "LONGTEXT":
+		return true
+	}
+	return false
+}
+
 // compareValues orders two values of one column; it returns -1, 0 or +1.
 //
 //   - nil (NULL) is less than every other value; callers invert the result

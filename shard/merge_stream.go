@@ -144,17 +144,17 @@ func (h *heapStream) down(j int) {
 	}
 }
 
-// distinctStream drops rows whose visible columns equal those of a row
-// already returned. Rows equal on the visible columns have equal ORDER BY
-// keys when those keys are visible columns, so they come in one run of
-// ties: the set of rows seen is then reset at each new run, and when the
-// keys cover every visible column a run is one distinct row and no set is
-// needed. Otherwise (no ORDER BY, or hidden ORDER BY columns) it keeps
-// every distinct row.
+// distinctStream drops rows equal on the columns eq (the visible columns,
+// or their weight strings) to a row already returned. Rows equal on eq
+// have equal ORDER BY keys when those keys are among eq, so they come in
+// one run of ties: the set of rows seen is then reset at each new run, and
+// when the keys cover every column of eq a run is one distinct row and no
+// set is needed. Otherwise (no ORDER BY, or ORDER BY keys outside eq) it
+// keeps every distinct row.
 type distinctStream struct {
-	in      rowStream
-	visible int
-	cls     []colClass
+	in  rowStream
+	eq  []int
+	cls []colClass
 
 	runKeys  []OrderKey // nil: one run
 	coverAll bool
@@ -165,21 +165,22 @@ type distinctStream struct {
 	keyBuf []byte
 }
 
-func newDistinct(in rowStream, visible int, order []OrderKey, cls []colClass) *distinctStream {
-	d := &distinctStream{in: in, visible: visible, cls: cls, seen: make(map[string]struct{})}
+func newDistinct(in rowStream, eq []int, order []OrderKey, cls []colClass) *distinctStream {
+	d := &distinctStream{in: in, eq: eq, cls: cls, seen: make(map[string]struct{})}
 	if len(order) == 0 {
 		return d
 	}
+	covered := make(map[int]bool, len(eq))
+	for _, i := range eq {
+		covered[i] = false
+	}
 	for _, k := range order {
-		if k.Index >= visible {
+		if _, ok := covered[k.Index]; !ok {
 			return d
 		}
-	}
-	d.runKeys = order
-	covered := make([]bool, visible)
-	for _, k := range order {
 		covered[k.Index] = true
 	}
+	d.runKeys = order
 	d.coverAll = true
 	for _, c := range covered {
 		d.coverAll = d.coverAll && c
@@ -214,7 +215,7 @@ func (d *distinctStream) next() ([]driver.Value, int, error) {
 				continue
 			}
 		}
-		d.keyBuf = appendRowKey(d.keyBuf[:0], row[:d.visible], nil, d.cls)
+		d.keyBuf = appendRowKey(d.keyBuf[:0], row, d.eq, d.cls)
 		if _, dup := d.seen[string(d.keyBuf)]; dup {
 			continue
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -588,4 +589,88 @@ func TestMergeClosesEarly(t *testing.T) {
 	assert.Equal(t, 1, s1.closes)
 	require.NoError(t, m.Close())
 	assert.Equal(t, 1, s0.closes)
+}
+
+// TestMergeWeights: a character column with a weight string (as a shard
+// with a case-insensitive collation sends WEIGHT_STRING) orders, groups
+// and compares for DISTINCT through it; numbers (weight NULL) and columns
+// of unknown type keep their own values.
+func TestMergeWeights(t *testing.T) {
+	// name, its weight (upper case: a case-insensitive collation), n.
+	cols := []string{"name", "weight_string(name)", "n"}
+	types := []string{"VARCHAR", "VARBINARY", "BIGINT"}
+	ci := func(names ...string) *mergeSrc {
+		var rows [][]driver.Value
+		for i, s := range names {
+			w := []byte(nil)
+			if s != "" {
+				w = []byte(strings.ToUpper(s))
+			}
+			var v driver.Value
+			if s != "" {
+				v = []byte(s)
+			}
+			rows = append(rows, []driver.Value{v, w, int64(i + 1)})
+		}
+		return newMergeSrc(cols, rows...)
+	}
+	weights := []Weight{{Column: 0, Weight: 1}}
+	names := func(rows [][]driver.Value) []any {
+		var out []any
+		for _, r := range mplain(rows) {
+			out = append(out, r[0])
+		}
+		return out
+	}
+
+	t.Run("ORDER BY", func(t *testing.T) {
+		got := mergeAll(t, MergePlan{OrderBy: []OrderKey{{Index: 0}}, Weights: weights, Limit: NoLimit, Visible: 1, ColumnTypes: types},
+			ci("", "apple", "Cherry"), ci("Banana", "date"))
+		assert.Equal(t, []any{nil, "apple", "Banana", "Cherry", "date"}, names(got))
+		got = mergeAll(t, MergePlan{OrderBy: []OrderKey{{Index: 0, Desc: true}}, Weights: weights, Limit: NoLimit, Visible: 1, ColumnTypes: types},
+			ci("Cherry", "apple", ""), ci("date", "Banana"))
+		assert.Equal(t, []any{"date", "Cherry", "Banana", "apple", nil}, names(got))
+	})
+	t.Run("without weights: bytewise", func(t *testing.T) {
+		got := mergeAll(t, MergePlan{OrderBy: []OrderKey{{Index: 0}}, Limit: NoLimit, Visible: 1, ColumnTypes: types},
+			ci("apple", "Cherry"), ci("Banana", "date"))
+		assert.Equal(t, []any{"Banana", "apple", "Cherry", "date"}, names(got), "two sorted runs interleaved by bytes")
+	})
+	t.Run("unknown column types: bytewise", func(t *testing.T) {
+		got := mergeAll(t, MergePlan{OrderBy: []OrderKey{{Index: 0}}, Weights: weights, Limit: NoLimit, Visible: 1},
+			ci("apple", "Cherry"), ci("Banana", "date"))
+		assert.Equal(t, []any{"Banana", "apple", "Cherry", "date"}, names(got))
+	})
+	t.Run("GROUP BY streaming and in memory", func(t *testing.T) {
+		agg := []Aggregate{{Kind: AggSum, Index: 2}}
+		for _, order := range [][]OrderKey{{{Index: 0}}, nil} {
+			got := mergeAll(t, MergePlan{OrderBy: order, GroupBy: []int{0}, Aggregates: agg, Weights: weights, Limit: NoLimit, ColumnTypes: types},
+				ci("abc", "b"), ci("ABC", "B", "c"))
+			require.Len(t, got, 3, "order %v", order)
+			p := mplain(got)
+			assert.Equal(t, "ABC", strings.ToUpper(p[0][0].(string)))
+			assert.Equal(t, int64(1+1), p[0][2], "abc and ABC are one group")
+			assert.Equal(t, int64(2+2), p[1][2], "b and B are one group")
+			assert.Equal(t, int64(3), p[2][2])
+		}
+	})
+	t.Run("DISTINCT", func(t *testing.T) {
+		for _, order := range [][]OrderKey{{{Index: 0}}, nil} {
+			got := mergeAll(t, MergePlan{OrderBy: order, Distinct: true, Weights: weights, Limit: NoLimit, Visible: 1, ColumnTypes: types},
+				ci("abc", "b"), ci("ABC", "B", "c"))
+			assert.Len(t, got, 3, "order %v: %v", order, names(got))
+		}
+	})
+	t.Run("numbers keep their own order", func(t *testing.T) {
+		num := []string{"BIGINT", "VARBINARY", "BIGINT"}
+		got := mergeAll(t, MergePlan{OrderBy: []OrderKey{{Index: 0}}, Weights: weights, Limit: NoLimit, Visible: 1, ColumnTypes: num},
+			newMergeSrc(cols, mrow(2, nil, 1), mrow(10, nil, 2)), newMergeSrc(cols, mrow(9, nil, 3)))
+		assert.Equal(t, []any{int64(2), int64(9), int64(10)}, names(got))
+	})
+	t.Run("plan checked", func(t *testing.T) {
+		for _, w := range [][]Weight{{{0, 3}}, {{-1, 1}}, {{1, 1}}} {
+			_, err := Merge(MergePlan{Weights: w, Limit: NoLimit}, mergeSources([]*mergeSrc{ci("a")}))
+			assert.ErrorIs(t, err, ErrMergePlan, "%v", w)
+		}
+	})
 }

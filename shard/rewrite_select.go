@@ -11,6 +11,10 @@ package shard
 //     merge; COUNT, SUM, MIN and MAX are merged as they are.
 //   - GROUP BY without ORDER BY gets ORDER BY the group columns, so the
 //     groups of the shards stream in one order.
+//   - Each ORDER BY and GROUP BY item, and each column of a DISTINCT
+//     select list, that may be a character string gets a derived
+//     WEIGHT_STRING(item): the merge compares character columns through it,
+//     in the shards' collation (MergePlan.Weights).
 //
 // Refused, because the shards' partial answers cannot be combined:
 // HAVING, COUNT/SUM/AVG(DISTINCT …), other aggregates (GROUP_CONCAT, STD…),
@@ -93,7 +97,11 @@ type selectRewriter struct {
 	aggs    []aggRef
 	grouped []colRef
 	order   []orderRef
+	weights []weightRef // derived WEIGHT_STRING columns
 }
+
+// weightRef is a column and the derived column of its WEIGHT_STRING.
+type weightRef struct{ col, weight colRef }
 
 type aggRef struct {
 	kind            AggKind
@@ -166,6 +174,7 @@ func rewriteMultiSelect(sel *sqlparser.Select) (*selectRewrite, error) {
 			return nil, err
 		}
 		w.grouped = append(w.grouped, ref)
+		w.weigh(ref)
 	}
 	for _, o := range sel.OrderBy {
 		ref, err := w.column(o.Expr, true)
@@ -173,6 +182,14 @@ func rewriteMultiSelect(sel *sqlparser.Select) (*selectRewrite, error) {
 			return nil, err
 		}
 		w.order = append(w.order, orderRef{col: ref, desc: o.Direction == sqlparser.DescOrder})
+		w.weigh(ref)
+	}
+	if sel.Distinct {
+		for i := range w.exprs {
+			if w.resolvable(colRef{n: i}) {
+				w.weigh(colRef{n: i})
+			}
+		}
 	}
 	if len(groupExprs) > 0 && len(sel.OrderBy) == 0 {
 		for i, g := range groupExprs {
@@ -190,6 +207,9 @@ func rewriteMultiSelect(sel *sqlparser.Select) (*selectRewrite, error) {
 	}
 	for _, g := range w.grouped {
 		mp.GroupBy = append(mp.GroupBy, w.index(g))
+	}
+	for _, x := range w.weights {
+		mp.Weights = append(mp.Weights, Weight{Column: w.index(x.col), Weight: w.index(x.weight)})
 	}
 	isAgg := make(map[int]bool)
 	for _, a := range w.aggs {
@@ -239,8 +259,9 @@ func rewriteMultiSelect(sel *sqlparser.Select) (*selectRewrite, error) {
 		// Each shard's first offset+limit rows hold the answer when the
 		// merge reads the shards in the final order (or in none); not when
 		// it groups in memory, nor when derived columns make DISTINCT
-		// compare more columns on the shards than in the merge.
-		push := (len(mp.GroupBy) == 0 || sameColumns(mp.GroupBy, mp.OrderBy)) && !(sel.Distinct && len(w.derived) > 0)
+		// compare more columns on the shards than in the merge (weight
+		// strings do not: equal values have equal weights).
+		push := (len(mp.GroupBy) == 0 || sameColumns(mp.GroupBy, mp.OrderBy)) && !(sel.Distinct && len(w.derived) > len(w.weights))
 		if push {
 			rw.limitNode = &sqlparser.Limit{}
 			sel.Limit = rw.limitNode
@@ -303,6 +324,39 @@ func (w *selectRewriter) aggregate(e sqlparser.Expr, col colRef) error {
 func (w *selectRewriter) derive(e sqlparser.Expr) colRef {
 	w.derived = append(w.derived, &sqlparser.AliasedExpr{Expr: e})
 	return colRef{derived: true, n: len(w.derived) - 1}
+}
+
+// weigh derives WEIGHT_STRING of column c's expression, once per column,
+// unless the expression cannot be a character string.
+func (w *selectRewriter) weigh(c colRef) {
+	for _, x := range w.weights {
+		if x.col == c {
+			return
+		}
+	}
+	var e sqlparser.Expr
+	if c.derived {
+		e = w.derived[c.n].(*sqlparser.AliasedExpr).Expr
+	} else if ae, ok := w.exprs[c.n].(*sqlparser.AliasedExpr); ok {
+		e = ae.Expr
+	}
+	if e == nil || !maybeText(e) {
+		return
+	}
+	w.weights = append(w.weights, weightRef{col: c, weight: w.derive(&sqlparser.WeightStringFuncExpr{Expr: sqlparser.CloneExpr(e)})})
+}
+
+// maybeText reports whether e may be a character string: not a literal,
+// a placeholder, arithmetic, a comparison or another truth value, or an
+// aggregate (whose column the merge combines on its own).
+func maybeText(e sqlparser.Expr) bool {
+	switch e.(type) {
+	case *sqlparser.Literal, *sqlparser.NullVal, sqlparser.BoolVal, *sqlparser.Argument,
+		*sqlparser.BinaryExpr, *sqlparser.UnaryExpr, *sqlparser.ComparisonExpr, *sqlparser.BetweenExpr,
+		*sqlparser.AndExpr, *sqlparser.OrExpr, *sqlparser.XorExpr, *sqlparser.NotExpr, *sqlparser.IsExpr:
+		return false
+	}
+	return !sqlparser.ContainsAggregation(e)
 }
 
 // resolvable reports whether the index of a select-list column can be

@@ -26,14 +26,14 @@ func TestRewriteMultiShardSelect(t *testing.T) {
 		{
 			name: "LIMIT o, n → LIMIT 0, o+n", sql: "SELECT id FROM t_order WHERE user_id = 1 ORDER BY id LIMIT 10, 5",
 			reason: ReasonMultiShard,
-			units:  routeDS1("select id from %s where user_id = 1 order by id asc limit 0, 15"),
-			merge:  &MergePlan{OrderBy: []OrderKey{{Index: 0}}, Offset: 10, Limit: 5},
+			units:  routeDS1("select id, weight_string(id) from %s where user_id = 1 order by id asc limit 0, 15"),
+			merge:  &MergePlan{OrderBy: []OrderKey{{Index: 0}}, Offset: 10, Limit: 5, Visible: 1, Weights: []Weight{{0, 1}}},
 		},
 		{
 			name: "LIMIT ?, ? → LIMIT 0, ?", sql: "SELECT id FROM t_order WHERE user_id = ? ORDER BY id DESC LIMIT ?, ?",
 			args: []any{int64(1), int64(20), int64(10)}, reason: ReasonMultiShard,
-			units: routeDS1("select id from %s where user_id = ? order by id desc limit 0, ?", int64(1), int64(30)),
-			merge: &MergePlan{OrderBy: []OrderKey{{Index: 0, Desc: true}}, Offset: 20, Limit: 10},
+			units: routeDS1("select id, weight_string(id) from %s where user_id = ? order by id desc limit 0, ?", int64(1), int64(30)),
+			merge: &MergePlan{OrderBy: []OrderKey{{Index: 0, Desc: true}}, Offset: 20, Limit: 10, Visible: 1, Weights: []Weight{{0, 1}}},
 		},
 		{
 			name: "LIMIT n OFFSET o", sql: "SELECT id FROM t_order WHERE user_id = 1 LIMIT 5 OFFSET ?", args: []any{int64(2)},
@@ -44,8 +44,8 @@ func TestRewriteMultiShardSelect(t *testing.T) {
 		{
 			name: "LIMIT o, 18446744073709551615", sql: "SELECT id FROM t_order WHERE user_id = 1 ORDER BY id LIMIT 5, 18446744073709551615",
 			reason: ReasonMultiShard,
-			units:  routeDS1("select id from %s where user_id = 1 order by id asc limit 0, 9223372036854775807"),
-			merge:  &MergePlan{OrderBy: []OrderKey{{Index: 0}}, Offset: 5, Limit: math.MaxInt64},
+			units:  routeDS1("select id, weight_string(id) from %s where user_id = 1 order by id asc limit 0, 9223372036854775807"),
+			merge:  &MergePlan{OrderBy: []OrderKey{{Index: 0}}, Offset: 5, Limit: math.MaxInt64, Visible: 1, Weights: []Weight{{0, 1}}},
 		},
 		{
 			name: "LIMIT n", sql: "SELECT id FROM t_order WHERE user_id = 1 LIMIT ?", args: []any{int64(3)},
@@ -56,27 +56,27 @@ func TestRewriteMultiShardSelect(t *testing.T) {
 		{
 			name: "ORDER BY a column not selected: derived", sql: "SELECT id, status FROM t_order WHERE user_id = 1 ORDER BY created DESC, id",
 			reason: ReasonMultiShard,
-			units:  routeDS1("select id, `status`, created from %s where user_id = 1 order by created desc, id asc"),
-			merge:  &MergePlan{OrderBy: []OrderKey{{Index: 2, Desc: true}, {Index: 0}}, Limit: NoLimit, Visible: 2},
+			units:  routeDS1("select id, `status`, created, weight_string(created), weight_string(id) from %s where user_id = 1 order by created desc, id asc"),
+			merge:  &MergePlan{OrderBy: []OrderKey{{Index: 2, Desc: true}, {Index: 0}}, Limit: NoLimit, Visible: 2, Weights: []Weight{{2, 3}, {0, 4}}},
 		},
 		{
 			name: "ORDER BY alias and position", sql: "SELECT id AS i, amount * 2 AS double FROM t_order WHERE user_id = 1 ORDER BY double DESC, 1",
 			reason: ReasonMultiShard,
-			units:  routeDS1("select id as i, amount * 2 as `double` from %s where user_id = 1 order by `double` desc, 1 asc"),
-			merge:  &MergePlan{OrderBy: []OrderKey{{Index: 1, Desc: true}, {Index: 0}}, Limit: NoLimit},
+			units:  routeDS1("select id as i, amount * 2 as `double`, weight_string(id) from %s where user_id = 1 order by `double` desc, 1 asc"),
+			merge:  &MergePlan{OrderBy: []OrderKey{{Index: 1, Desc: true}, {Index: 0}}, Limit: NoLimit, Visible: 2, Weights: []Weight{{0, 2}}},
 		},
 		{
 			name: "ORDER BY a qualified column matches the unqualified one", sql: "SELECT o.id FROM t_order o WHERE o.user_id = 1 ORDER BY id",
 			reason: ReasonMultiShard,
-			units:  routeDS1("select o.id from %s as o where o.user_id = 1 order by id asc"),
-			merge:  &MergePlan{OrderBy: []OrderKey{{Index: 0}}, Limit: NoLimit},
+			units:  routeDS1("select o.id, weight_string(o.id) from %s as o where o.user_id = 1 order by id asc"),
+			merge:  &MergePlan{OrderBy: []OrderKey{{Index: 0}}, Limit: NoLimit, Visible: 1, Weights: []Weight{{0, 1}}},
 		},
 		{
 			name:   "SELECT * with ORDER BY: derived after *, counted from the end",
 			sql:    "SELECT * FROM t_order WHERE user_id = 1 ORDER BY created LIMIT 5",
 			reason: ReasonMultiShard,
-			units:  routeDS1("select *, created from %s where user_id = 1 order by created asc limit 5"),
-			merge:  &MergePlan{OrderBy: []OrderKey{{Index: -1}}, Limit: 5, Visible: -1},
+			units:  routeDS1("select *, created, weight_string(created) from %s where user_id = 1 order by created asc limit 5"),
+			merge:  &MergePlan{OrderBy: []OrderKey{{Index: -2}}, Limit: 5, Visible: -2, Weights: []Weight{{-2, -1}}},
 		},
 		{
 			name: "SELECT * without derived columns", sql: "SELECT * FROM t_order WHERE user_id = 1",
@@ -88,43 +88,43 @@ func TestRewriteMultiShardSelect(t *testing.T) {
 			name:   "GROUP BY without ORDER BY: ORDER BY the group columns",
 			sql:    "SELECT status, COUNT(*), SUM(amount), MIN(amount), MAX(amount) FROM t_order WHERE user_id = 1 GROUP BY status LIMIT 3",
 			reason: ReasonMultiShard,
-			units:  routeDS1("select `status`, count(*), sum(amount), min(amount), max(amount) from %s where user_id = 1 group by `status` order by `status` asc limit 3"),
+			units:  routeDS1("select `status`, count(*), sum(amount), min(amount), max(amount), weight_string(`status`) from %s where user_id = 1 group by `status` order by `status` asc limit 3"),
 			merge: &MergePlan{
 				OrderBy: []OrderKey{{Index: 0}}, GroupBy: []int{0},
 				Aggregates: []Aggregate{{Kind: AggCount, Index: 1}, {Kind: AggSum, Index: 2}, {Kind: AggMin, Index: 3}, {Kind: AggMax, Index: 4}},
-				Limit:      3,
+				Limit:      3, Visible: 5, Weights: []Weight{{0, 5}},
 			},
 		},
 		{
 			name: "GROUP BY a column not selected", sql: "SELECT COUNT(*) FROM t_order WHERE user_id = 1 GROUP BY status",
 			reason: ReasonMultiShard,
-			units:  routeDS1("select count(*), `status` from %s where user_id = 1 group by `status` order by `status` asc"),
+			units:  routeDS1("select count(*), `status`, weight_string(`status`) from %s where user_id = 1 group by `status` order by `status` asc"),
 			merge: &MergePlan{OrderBy: []OrderKey{{Index: 1}}, GroupBy: []int{1},
-				Aggregates: []Aggregate{{Kind: AggCount, Index: 0}}, Limit: NoLimit, Visible: 1},
+				Aggregates: []Aggregate{{Kind: AggCount, Index: 0}}, Limit: NoLimit, Visible: 1, Weights: []Weight{{1, 2}}},
 		},
 		{
 			name: "AVG: SUM and COUNT derived", sql: "SELECT user_id, AVG(amount) AS a FROM t_order WHERE user_id IN (1, 2) GROUP BY user_id",
 			reason: ReasonMultiShard,
-			units:  routeEvery8("select user_id, avg(amount) as a, sum(amount), count(amount) from %s where user_id in (1, 2) group by user_id order by user_id asc"),
+			units:  routeEvery8("select user_id, avg(amount) as a, sum(amount), count(amount), weight_string(user_id) from %s where user_id in (1, 2) group by user_id order by user_id asc"),
 			merge: &MergePlan{OrderBy: []OrderKey{{Index: 0}}, GroupBy: []int{0},
 				Aggregates: []Aggregate{{Kind: AggAvg, Index: 1, SumIndex: 2, CountIndex: 3}, {Kind: AggSum, Index: 2}, {Kind: AggCount, Index: 3}},
-				Limit:      NoLimit, Visible: 2},
+				Limit:      NoLimit, Visible: 2, Weights: []Weight{{0, 4}}},
 		},
 		{
 			name:   "GROUP BY with ORDER BY an aggregate: grouped in memory, no LIMIT on the shards",
 			sql:    "SELECT status, COUNT(*) AS n FROM t_order WHERE user_id = 1 GROUP BY status ORDER BY n DESC LIMIT 2, 3",
 			reason: ReasonMultiShard,
-			units:  routeDS1("select `status`, count(*) as n from %s where user_id = 1 group by `status` order by n desc"),
+			units:  routeDS1("select `status`, count(*) as n, weight_string(`status`) from %s where user_id = 1 group by `status` order by n desc"),
 			merge: &MergePlan{OrderBy: []OrderKey{{Index: 1, Desc: true}}, GroupBy: []int{0},
-				Aggregates: []Aggregate{{Kind: AggCount, Index: 1}}, Offset: 2, Limit: 3},
+				Aggregates: []Aggregate{{Kind: AggCount, Index: 1}}, Offset: 2, Limit: 3, Visible: 2, Weights: []Weight{{0, 2}}},
 		},
 		{
 			name:   "ORDER BY an aggregate not selected: hidden aggregate",
 			sql:    "SELECT status FROM t_order WHERE user_id = 1 GROUP BY status ORDER BY SUM(amount) DESC",
 			reason: ReasonMultiShard,
-			units:  routeDS1("select `status`, sum(amount) from %s where user_id = 1 group by `status` order by sum(amount) desc"),
-			merge: &MergePlan{OrderBy: []OrderKey{{Index: 1, Desc: true}}, GroupBy: []int{0},
-				Aggregates: []Aggregate{{Kind: AggSum, Index: 1}}, Limit: NoLimit, Visible: 1},
+			units:  routeDS1("select `status`, weight_string(`status`), sum(amount) from %s where user_id = 1 group by `status` order by sum(amount) desc"),
+			merge: &MergePlan{OrderBy: []OrderKey{{Index: 2, Desc: true}}, GroupBy: []int{0},
+				Aggregates: []Aggregate{{Kind: AggSum, Index: 2}}, Limit: NoLimit, Visible: 1, Weights: []Weight{{0, 1}}},
 		},
 		{
 			name: "aggregates without GROUP BY", sql: "SELECT COUNT(*), MAX(created) FROM t_order",
@@ -135,22 +135,22 @@ func TestRewriteMultiShardSelect(t *testing.T) {
 		{
 			name: "DISTINCT", sql: "SELECT DISTINCT status FROM t_order WHERE user_id = 1 ORDER BY status LIMIT 4",
 			reason: ReasonMultiShard,
-			units:  routeDS1("select distinct `status` from %s where user_id = 1 order by `status` asc limit 4"),
-			merge:  &MergePlan{OrderBy: []OrderKey{{Index: 0}}, Distinct: true, Limit: 4},
+			units:  routeDS1("select distinct `status`, weight_string(`status`) from %s where user_id = 1 order by `status` asc limit 4"),
+			merge:  &MergePlan{OrderBy: []OrderKey{{Index: 0}}, Distinct: true, Limit: 4, Visible: 1, Weights: []Weight{{0, 1}}},
 		},
 		{
 			name:   "DISTINCT with a derived column: no LIMIT on the shards",
 			sql:    "SELECT DISTINCT status FROM t_order WHERE user_id = 1 ORDER BY created LIMIT 4",
 			reason: ReasonMultiShard,
-			units:  routeDS1("select distinct `status`, created from %s where user_id = 1 order by created asc"),
-			merge:  &MergePlan{OrderBy: []OrderKey{{Index: 1}}, Distinct: true, Limit: 4, Visible: 1},
+			units:  routeDS1("select distinct `status`, created, weight_string(created), weight_string(`status`) from %s where user_id = 1 order by created asc"),
+			merge:  &MergePlan{OrderBy: []OrderKey{{Index: 1}}, Distinct: true, Limit: 4, Visible: 1, Weights: []Weight{{1, 2}, {0, 3}}},
 		},
 		{
 			name: "ORDER BY NULL is no order", sql: "SELECT user_id, COUNT(*) FROM t_order GROUP BY user_id ORDER BY NULL",
 			reason: ReasonAllShards,
-			units:  routeEvery8("select user_id, count(*) from %s group by user_id order by user_id asc"),
+			units:  routeEvery8("select user_id, count(*), weight_string(user_id) from %s group by user_id order by user_id asc"),
 			merge: &MergePlan{OrderBy: []OrderKey{{Index: 0}}, GroupBy: []int{0},
-				Aggregates: []Aggregate{{Kind: AggCount, Index: 1}}, Limit: NoLimit},
+				Aggregates: []Aggregate{{Kind: AggCount, Index: 1}}, Limit: NoLimit, Visible: 2, Weights: []Weight{{0, 2}}},
 		},
 		{
 			name: "placeholders in derived columns are duplicated with their arguments",
@@ -169,10 +169,10 @@ func TestRewriteMultiShardSelect(t *testing.T) {
 			name:   "ORDER BY SUM(x) uses the SUM derived for AVG(x)",
 			sql:    "SELECT user_id, AVG(amount) FROM t_order WHERE user_id = 1 GROUP BY user_id ORDER BY SUM(amount) DESC",
 			reason: ReasonMultiShard,
-			units:  routeDS1("select user_id, avg(amount), sum(amount), count(amount) from %s where user_id = 1 group by user_id order by sum(amount) desc"),
+			units:  routeDS1("select user_id, avg(amount), sum(amount), count(amount), weight_string(user_id) from %s where user_id = 1 group by user_id order by sum(amount) desc"),
 			merge: &MergePlan{OrderBy: []OrderKey{{Index: 2, Desc: true}}, GroupBy: []int{0},
 				Aggregates: []Aggregate{{Kind: AggAvg, Index: 1, SumIndex: 2, CountIndex: 3}, {Kind: AggSum, Index: 2}, {Kind: AggCount, Index: 3}},
-				Limit:      NoLimit, Visible: 2},
+				Limit:      NoLimit, Visible: 2, Weights: []Weight{{0, 4}}},
 		},
 		{name: "GROUP BY an aggregate's alias", sql: "SELECT COUNT(*) AS n FROM t_order GROUP BY n", err: ErrUnsupported, errHas: []string{"GROUP BY an aggregate"}},
 		{name: "HAVING", sql: "SELECT status FROM t_order GROUP BY status HAVING COUNT(*) > 1", err: ErrUnsupported, errHas: []string{"HAVING"}},
@@ -194,15 +194,17 @@ func TestMergePlanFor(t *testing.T) {
 	r := NewRouter(rules)
 	rt, err := r.Route("SELECT o.*, i.note, AVG(i.qty) FROM t_order o JOIN t_order_item i USING (order_id) WHERE o.user_id = 1 GROUP BY o.status ORDER BY i.note", nil)
 	require.NoError(t, err)
-	assert.Equal(t, "select o.*, i.note, avg(i.qty), sum(i.qty), count(i.qty), o.`status` from t_order_0 as o join t_order_item_0 as i using (order_id) where o.user_id = 1 group by o.`status` order by i.note asc",
+	assert.Equal(t, "select o.*, i.note, avg(i.qty), sum(i.qty), count(i.qty), o.`status`, weight_string(o.`status`), weight_string(i.note) from t_order_0 as o join t_order_item_0 as i using (order_id) where o.user_id = 1 group by o.`status` order by i.note asc",
 		rt.Units[0].SQL)
-	// Shard rows: 5 columns of o.*, note, avg, sum, count, status = 10.
+	// Shard rows: 5 columns of o.*, note, avg, sum, count, status and the
+	// weight strings of status and note = 12.
 	assert.Equal(t, &MergePlan{
-		OrderBy:    []OrderKey{{Index: -5}},
-		GroupBy:    []int{-1},
-		Aggregates: []Aggregate{{Kind: AggAvg, Index: -4, SumIndex: -3, CountIndex: -2}, {Kind: AggSum, Index: -3}, {Kind: AggCount, Index: -2}},
+		OrderBy:    []OrderKey{{Index: -7}},
+		GroupBy:    []int{-3},
+		Aggregates: []Aggregate{{Kind: AggAvg, Index: -6, SumIndex: -5, CountIndex: -4}, {Kind: AggSum, Index: -5}, {Kind: AggCount, Index: -4}},
 		Limit:      NoLimit,
-		Visible:    -3,
+		Visible:    -5,
+		Weights:    []Weight{{-3, -2}, {-7, -1}},
 	}, rt.Merge)
 	assert.Equal(t, &MergePlan{
 		OrderBy:    []OrderKey{{Index: 5}},
@@ -210,7 +212,8 @@ func TestMergePlanFor(t *testing.T) {
 		Aggregates: []Aggregate{{Kind: AggAvg, Index: 6, SumIndex: 7, CountIndex: 8}, {Kind: AggSum, Index: 7}, {Kind: AggCount, Index: 8}},
 		Limit:      NoLimit,
 		Visible:    7,
-	}, rt.MergePlanFor(10))
+		Weights:    []Weight{{9, 10}, {5, 11}},
+	}, rt.MergePlanFor(12))
 
 	// Without '*' MergePlanFor is Merge itself; without merge nil.
 	rt, err = r.Route("SELECT id FROM t_order ORDER BY created", nil)
@@ -234,13 +237,13 @@ func TestRewriteMergeEndToEnd(t *testing.T) {
 	rt, err := r.Route("SELECT status, AVG(amount) FROM t_order WHERE user_id = 1 GROUP BY status ORDER BY status LIMIT 1, 1", nil)
 	require.NoError(t, err)
 	require.Len(t, rt.Units, 4)
-	cols := []string{"status", "avg(amount)", "sum(amount)", "count(amount)"}
+	cols := []string{"status", "avg(amount)", "sum(amount)", "count(amount)", "weight_string(`status`)"}
 	// status a: amounts 1,2 on shard 0 and 3 on shard 1; b: 10 on shard 2; c: 4 on shard 3.
 	shards := [][][]any{
-		{{"a", "1.5000", int64(3), int64(2)}},
-		{{"a", "3.0000", int64(3), int64(1)}},
-		{{"b", "10.0000", int64(10), int64(1)}},
-		{{"c", "4.0000", int64(4), int64(1)}},
+		{{"a", "1.5000", int64(3), int64(2), "A"}},
+		{{"a", "3.0000", int64(3), int64(1), "A"}},
+		{{"b", "10.0000", int64(10), int64(1), "B"}},
+		{{"c", "4.0000", int64(4), int64(1), "C"}},
 	}
 	var sources []Source
 	for _, rows := range shards {

@@ -164,6 +164,12 @@ func (r *Route) MergePlanFor(ncols int) *MergePlan {
 	for i, a := range m.Aggregates {
 		c.Aggregates[i] = Aggregate{Kind: a.Kind, Index: fix(a.Index), SumIndex: fix(a.SumIndex), CountIndex: fix(a.CountIndex)}
 	}
+	if m.Weights != nil {
+		c.Weights = make([]Weight, len(m.Weights))
+	}
+	for i, w := range m.Weights {
+		c.Weights[i] = Weight{Column: fix(w.Column), Weight: fix(w.Weight)}
+	}
 	if m.Visible < 0 {
 		c.Visible = ncols + m.Visible
 	}
@@ -181,6 +187,11 @@ func mergeNeedsWidth(m *MergePlan) bool {
 	}
 	for _, g := range m.GroupBy {
 		if g < 0 {
+			return true
+		}
+	}
+	for _, w := range m.Weights {
+		if w.Column < 0 || w.Weight < 0 {
 			return true
 		}
 	}
