@@ -188,9 +188,10 @@ type MergePlan struct {
 	Visible int
 	// Weights pair columns with the WEIGHT_STRING of their value in the
 	// shards' collation. Where the column turns out to be of a character
-	// type (by ColumnTypes), its OrderBy keys, GroupBy entries and DISTINCT
-	// comparison use the weight column instead; other columns (numbers,
-	// whose weight string is NULL, temporal and binary types) keep their
+	// type (by ColumnTypes, or the first source's type names), its OrderBy
+	// keys, GroupBy entries and DISTINCT comparison use the weight column
+	// instead; other columns (numbers, whose weight string is NULL,
+	// temporal and binary types, and columns of unknown type) keep their
 	// own values.
 	Weights []Weight
 	// ColumnTypes are the database type names of the shard row columns as
