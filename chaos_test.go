@@ -146,9 +146,13 @@ func TestChaosReplicaKilled(t *testing.T) {
 	require.NoError(t, l.Kill(victim))
 	out := events.waitEvent(t, health.NodeDown, victim.Name, killed, 10*time.Second)
 	time.Sleep(4 * time.Second)
+	// The probes may see the server up before Restart has seen it ready:
+	// wait for a node-up since the restart began, and count from the
+	// moment Restart returned (0 when the node was back before that).
+	restarting := time.Now()
 	require.NoError(t, l.Restart(ctx, victim))
 	restarted := time.Now()
-	back := events.waitEvent(t, health.NodeUp, victim.Name, restarted, 10*time.Second)
+	back := max(0, events.waitEvent(t, health.NodeUp, victim.Name, restarting, 10*time.Second)-restarted.Sub(restarting))
 	mu.Lock()
 	before := served[victim.Name]
 	mu.Unlock()
