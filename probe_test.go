@@ -15,6 +15,7 @@ import (
 
 	"github.com/rwshard/rwshard"
 	"github.com/rwshard/rwshard/health"
+	"github.com/rwshard/rwshard/hint"
 	"github.com/rwshard/rwshard/internal/lab"
 	"github.com/rwshard/rwshard/internal/lab/labtest"
 )
@@ -200,4 +201,47 @@ func nodeStatus(t testing.TB, n *lab.Node) map[string]int64 {
 	require.NoError(t, rows.Err())
 	require.Len(t, m, 4, n.Name)
 	return m
+}
+
+// TestLabProbeBusyPool: a node whose pool is exhausted by long statements
+// stays up. The probe has a connection of its own; through the node's pool
+// it would wait for a connection past its timeout and take the node out.
+func TestLabProbeBusyPool(t *testing.T) {
+	l := rwLab.Get(t)
+	ctx := labtest.Ctx(t, time.Minute)
+	db, events := chaosDB(t, l, "rwshard.maxOpenConns=1&rwshard.probeInterval=100ms&rwshard.probeTimeout=100ms")
+	c, err := rwshard.ConnectorOf(ctx, db)
+	require.NoError(t, err)
+	victim := l.Replicas()[0].Name
+	// Hold replica1's only connection for 2 s, twice over.
+	done := make(chan error, 1)
+	go func() {
+		var err error
+		for range 2 {
+			var x int
+			if err = db.QueryRowContext(hint.Node(ctx, victim), "SELECT SLEEP(1)").Scan(&x); err != nil {
+				break
+			}
+		}
+		done <- err
+	}()
+	waitNode(t, db, victim, time.Now(), 5*time.Second, func(n rwshard.NodeStats) bool { return n.InFlight > 0 })
+	samples := 0
+	for {
+		select {
+		case err := <-done:
+			require.NoError(t, err)
+			require.Greater(t, samples, 50)
+			_, down := events.first(health.NodeDown, victim, time.Time{})
+			assert.False(t, down, "node-down while its pool was busy; events: %v", events.all())
+			return
+		case <-time.After(10 * time.Millisecond):
+		}
+		for _, n := range c.Stats().Nodes {
+			if n.Name == victim {
+				require.True(t, n.Up, "%s out while its pool was busy; events: %v", victim, events.all())
+			}
+		}
+		samples++
+	}
 }
