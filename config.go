@@ -376,7 +376,43 @@ func (c *Config) normalizeSettings() error {
 	if c.HeartbeatWrite && c.HeartbeatTable == "" {
 		return configErr("rwshard.heartbeatWrite", "true", "needs rwshard.heartbeatTable")
 	}
+	if t := c.HeartbeatTable; t != "" && !tableName(t) {
+		return configErr("rwshard.heartbeatTable", t, "not a table name (table or schema.table, `quoted` parts allowed)")
+	}
 	return nil
+}
+
+// tableName reports whether s is a table name, table or schema.table,
+// each part plain ([0-9A-Za-z_$]) or `backquoted`: the probes put it into
+// their SQL as it is.
+func tableName(s string) bool {
+	for i := 0; i < 2; i++ {
+		if strings.HasPrefix(s, "`") {
+			end := strings.IndexByte(s[1:], '`')
+			if end < 1 {
+				return false
+			}
+			s = s[end+2:]
+		} else {
+			n := 0
+			for n < len(s) && (s[n] == '_' || s[n] == '$' || s[n] >= '0' && s[n] <= '9' ||
+				s[n] >= 'a' && s[n] <= 'z' || s[n] >= 'A' && s[n] <= 'Z') {
+				n++
+			}
+			if n == 0 {
+				return false
+			}
+			s = s[n:]
+		}
+		if s == "" {
+			return true
+		}
+		if i == 1 || s[0] != '.' {
+			return false
+		}
+		s = s[1:]
+	}
+	return false
 }
 
 // nodeNames lists node names for error messages.

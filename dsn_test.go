@@ -2,6 +2,7 @@ package rwshard
 
 import (
 	"errors"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -69,6 +70,10 @@ func TestParseDSNErrors(t *testing.T) {
 		{"app:pw@tcp(h1)tcp(h2)/db", "hosts", "separated by commas"},
 		{"app:pw@tcp(h1),/db", "hosts", "separated by commas"},
 		{"app:pw@udp(h1)/db", "hosts", "network must be tcp or unix"},
+		{"app:pw@tcp(h1)/db?rwshard.heartbeatTable=hb;DROP+TABLE+t", "rwshard.heartbeatTable", "not a table name"},
+		{"app:pw@tcp(h1)/db?rwshard.heartbeatTable=a.b.c", "rwshard.heartbeatTable", "not a table name"},
+		{"app:pw@tcp(h1)/db?rwshard.heartbeatTable=`hb", "rwshard.heartbeatTable", "not a table name"},
+		{"app:pw@tcp(h1)/db?rwshard.heartbeatTable=percona.", "rwshard.heartbeatTable", "not a table name"},
 		{"app:pw@tcp(h1),tcp(h2)/db?rwshard.wieghts=1,2", "rwshard.wieghts", "unknown rwshard parameter"},
 		{"app:pw@tcp(h1),tcp(h2)/db?rwshard.weights=0,4,3", "rwshard.weights", "3 weights for 2 hosts"},
 		{"app:pw@tcp(h1),tcp(h2)/db?rwshard.weights=0,four", "rwshard.weights", `weight "four" of host 2 is not a number`},
@@ -165,4 +170,12 @@ func FuzzParseDSN(f *testing.F) {
 			t.Fatalf("not canonical: %q → %q → %q", dsn, formatted, c2.FormatDSN())
 		}
 	})
+}
+
+func TestHeartbeatTableNames(t *testing.T) {
+	for _, name := range []string{"heartbeat", "percona.heartbeat", "`my db`.`heart beat`", "p_1.$hb", "`a`.hb"} {
+		cfg, err := ParseDSN("app:pw@tcp(h1)/db?rwshard.heartbeatTable=" + url.QueryEscape(name))
+		require.NoError(t, err, name)
+		require.Equal(t, name, cfg.HeartbeatTable)
+	}
 }
