@@ -10,6 +10,13 @@ package shard
 // types, the ORDER BY keys in the same sequence, and within each run of
 // ORDER BY ties the same multiset of rows (a subset of the run's rows where
 // OFFSET/LIMIT cut the run; the whole result is one run without ORDER BY).
+//
+// In a case-insensitive case (ci) the VARCHAR column follows a collation
+// that folds case: the shards sort, group and de-duplicate it that way and
+// send its weight string (the upper-cased text) where the rewriter would
+// add WEIGHT_STRING; the merge must agree with the reference under that
+// collation. A group's or DISTINCT row's spelling is then any of its rows',
+// so rows compare with that column folded.
 
 import (
 	"bytes"
@@ -65,7 +72,7 @@ var pcTypes = [pcCount]string{"BIGINT", "INT", "DECIMAL", "DOUBLE", "VARCHAR", "
 
 var mergeT0 = time.Date(2024, 2, 29, 23, 59, 59, 500, time.UTC)
 
-func genValue(r mergeRand, col int, auto bool) driver.Value {
+func genValue(r mergeRand, col int, auto, ci bool) driver.Value {
 	if r.IntN(5) == 0 {
 		return nil
 	}
@@ -87,6 +94,9 @@ func genValue(r mergeRand, col int, auto bool) driver.Value {
 		if auto { // without type names numeric text compares as numbers
 			vals = vals[:5]
 		}
+		if ci {
+			vals = append(vals, "A", "Ä")
+		}
 		return []byte(vals[r.IntN(len(vals))])
 	default:
 		zones := []*time.Location{time.UTC, time.FixedZone("A", 3600), time.FixedZone("B", -7200)}
@@ -95,19 +105,25 @@ func genValue(r mergeRand, col int, auto bool) driver.Value {
 }
 
 // pExpr is one item of the select list: a column, or an aggregate of one
-// (col -1: COUNT(*)).
+// (col -1: COUNT(*)), or (agg aggWeight) the weight string of a column.
 type pExpr struct {
 	agg AggKind
 	col int
 }
+
+// aggWeight marks a weight-string column in the shard row layout.
+const aggWeight AggKind = 100
 
 func (e pExpr) String() string {
 	name := "*"
 	if e.col >= 0 {
 		name = pcNames[e.col]
 	}
-	if e.agg == 0 {
+	switch e.agg {
+	case 0:
 		return name
+	case aggWeight:
+		return "WEIGHT_STRING(" + name + ")"
 	}
 	return e.agg.String() + "(" + name + ")"
 }
@@ -134,16 +150,20 @@ type pCase struct {
 	pushdown  bool
 	typesVia  int // 0 plan.ColumnTypes, 1 source interface, 2 none (auto)
 	reuse     bool
+	ci        bool     // the VARCHAR column folds case (see the file comment)
+	weights   []Weight // layout positions of the VARCHAR column and its weight
+	refTypes  []string // types for the reference: VARCHAR_CI when ci
 }
 
 func genCase(r mergeRand) *pCase {
 	c := &pCase{typesVia: r.IntN(3), reuse: r.IntN(2) == 0, avgPos: map[int][2]int{}}
 	auto := c.typesVia == 2
+	c.ci = !auto && r.IntN(2) == 0 // the merge needs the type names for weights
 	n := r.IntN(41)
 	for range n {
 		row := make([]driver.Value, pcCount)
 		for col := range row {
-			row[col] = genValue(r, col, auto)
+			row[col] = genValue(r, col, auto, c.ci)
 		}
 		c.rows = append(c.rows, row)
 	}
@@ -172,11 +192,15 @@ func genCase(r mergeRand) *pCase {
 			return pExpr{AggSum, []int{pcN, pcD, pcF}[r.IntN(3)]}
 		case 3:
 			return pExpr{AggAvg, []int{pcN, pcD, pcF}[r.IntN(3)]}
-		case 4:
-			return pExpr{AggMin, r.IntN(pcCount)}
-		default:
-			return pExpr{AggMax, r.IntN(pcCount)}
+		case 4, 5:
+			kind := []AggKind{AggMin, AggMax}[r.IntN(2)]
+			col := r.IntN(pcCount)
+			if c.ci && col == pcS { // MIN/MAX of text compare bytewise in the merge
+				col = pcT
+			}
+			return pExpr{kind, col}
 		}
+		panic("unreachable")
 	}
 	randKeys := func(positions []int, max int) []OrderKey {
 		var keys []OrderKey
@@ -291,7 +315,45 @@ func genCase(r mergeRand) *pCase {
 		}
 		c.pushdown = c.stream && !c.distinct && c.limit >= 0
 	}
+	if c.ci {
+		// Weight strings where the rewriter adds them: ORDER BY keys, group
+		// columns, the columns of a DISTINCT select list.
+		need := map[int]bool{}
+		for _, k := range c.planOrder {
+			need[k.Index] = true
+		}
+		for _, p := range c.groupPos {
+			need[p] = true
+		}
+		if c.distinct {
+			for i := range c.sel {
+				need[i] = true
+			}
+		}
+		width := len(c.layout)
+		for p := range width {
+			if e := c.layout[p]; need[p] && e.agg == 0 && e.col == pcS {
+				c.weights = append(c.weights, Weight{Column: p, Weight: len(c.layout)})
+				c.layout = append(c.layout, pExpr{aggWeight, pcS})
+				c.types = append(c.types, "VARBINARY")
+			}
+		}
+	}
+	c.refTypes = append([]string(nil), c.types...)
+	for i, e := range c.layout {
+		if c.ci && c.refTypes[i] == "VARCHAR" && e.agg == 0 {
+			c.refTypes[i] = "VARCHAR_CI"
+		}
+	}
 	return c
+}
+
+// baseType is the reference type of a column of the table.
+func (c *pCase) baseType(col int) string {
+	if c.ci && col == pcS {
+		return "VARCHAR_CI"
+	}
+	return pcTypes[col]
 }
 
 func containsInt(s []int, v int) bool {
@@ -305,6 +367,8 @@ func containsInt(s []int, v int) bool {
 
 func exprType(e pExpr) string {
 	switch e.agg {
+	case aggWeight:
+		return "VARBINARY"
 	case 0, AggMin, AggMax:
 		if e.col < 0 {
 			return "BIGINT"
@@ -342,6 +406,7 @@ func (c *pCase) plan() MergePlan {
 	if c.typesVia == 0 {
 		p.ColumnTypes = c.types
 	}
+	p.Weights = c.weights
 	return p
 }
 
@@ -355,6 +420,9 @@ func (c *pCase) eval(rows [][]driver.Value) [][]driver.Value {
 			out[i] = make([]driver.Value, len(c.layout))
 			for j, e := range c.layout {
 				out[i][j] = row[e.col]
+				if e.agg == aggWeight {
+					out[i][j] = refWeight(row[e.col])
+				}
 			}
 		}
 		return out
@@ -366,7 +434,7 @@ func (c *pCase) eval(rows [][]driver.Value) [][]driver.Value {
 	for _, row := range rows {
 		var k strings.Builder
 		for _, g := range c.group {
-			k.WriteString(refKey(row[g], pcTypes[g]))
+			k.WriteString(refKey(row[g], c.baseType(g)))
 		}
 		if _, ok := groups[k.String()]; !ok {
 			keys = append(keys, k.String())
@@ -405,6 +473,11 @@ func refAggregate(e pExpr, rows [][]driver.Value) driver.Value {
 			return nil
 		}
 		return vals[0]
+	case aggWeight: // the weight of the value case 0 returns
+		if len(vals) == 0 {
+			return nil
+		}
+		return refWeight(vals[0])
 	case AggCount:
 		return int64(len(vals))
 	case AggMin, AggMax:
@@ -475,8 +548,17 @@ func refRat(v driver.Value) *big.Rat {
 	panic(fmt.Sprintf("not a number: %T", v))
 }
 
+// refWeight is the weight string of a VARCHAR value in the ci collation.
+func refWeight(v driver.Value) driver.Value {
+	if v == nil {
+		return nil
+	}
+	return bytes.ToUpper(v.([]byte))
+}
+
 // refCompare is MySQL's order for the column types of the test: NULL
-// first, numbers exactly, VARCHAR in binary collation, DATETIME by time.
+// first, numbers exactly, VARCHAR in binary collation (VARCHAR_CI folding
+// case, VARBINARY bytewise), DATETIME by time.
 func refCompare(a, b driver.Value, typ string) int {
 	switch {
 	case a == nil && b == nil:
@@ -487,8 +569,10 @@ func refCompare(a, b driver.Value, typ string) int {
 		return 1
 	}
 	switch typ {
-	case "VARCHAR":
+	case "VARCHAR", "VARBINARY":
 		return bytes.Compare(a.([]byte), b.([]byte))
+	case "VARCHAR_CI":
+		return bytes.Compare(bytes.ToUpper(a.([]byte)), bytes.ToUpper(b.([]byte)))
 	case "DATETIME":
 		return a.(time.Time).Compare(b.(time.Time))
 	}
@@ -512,8 +596,10 @@ func refKey(v driver.Value, typ string) string {
 	switch {
 	case v == nil:
 		return "null|"
-	case typ == "VARCHAR":
+	case typ == "VARCHAR" || typ == "VARBINARY":
 		return fmt.Sprintf("s%q|", v)
+	case typ == "VARCHAR_CI":
+		return fmt.Sprintf("s%q|", bytes.ToUpper(v.([]byte)))
 	case typ == "DATETIME":
 		return "t" + v.(time.Time).UTC().Format(time.RFC3339Nano) + "|"
 	}
@@ -560,14 +646,14 @@ func (c *pCase) shardRows(s int, r mergeRand) [][]driver.Value {
 	}
 	out := c.eval(rows)
 	if c.distinct {
-		out = refDistinct(out, len(c.layout), c.types)
+		out = refDistinct(out, len(c.layout), c.refTypes)
 	}
 	for i := len(out) - 1; i > 0; i-- { // ties in any order
 		j := r.IntN(i + 1)
 		out[i], out[j] = out[j], out[i]
 	}
 	sort.SliceStable(out, func(i, j int) bool {
-		return refCompareRows(out[i], out[j], c.planOrder, c.types) < 0
+		return refCompareRows(out[i], out[j], c.planOrder, c.refTypes) < 0
 	})
 	if c.pushdown && int64(len(out)) > c.offset+c.limit {
 		out = out[:c.offset+c.limit]
@@ -584,10 +670,10 @@ func (c *pCase) expected() [][]driver.Value {
 		out[i] = out[i][:vis]
 	}
 	if c.distinct {
-		out = refDistinct(out, vis, c.types)
+		out = refDistinct(out, vis, c.refTypes)
 	}
 	sort.SliceStable(out, func(i, j int) bool {
-		return refCompareRows(out[i], out[j], c.specOrder, c.types) < 0
+		return refCompareRows(out[i], out[j], c.specOrder, c.refTypes) < 0
 	})
 	return out
 }
@@ -616,8 +702,8 @@ func (c *pCase) String() string {
 			b.WriteString(pcNames[g])
 		}
 	}
-	fmt.Fprintf(&b, " ORDER BY %v (shards: %v, stream %v) LIMIT %d, %d (pushdown %v) types via %d, reuse %v, %d rows in %d shards",
-		c.specOrder, c.planOrder, c.stream, c.offset, c.limit, c.pushdown, c.typesVia, c.reuse, len(c.rows), len(c.shards))
+	fmt.Fprintf(&b, " ORDER BY %v (shards: %v, stream %v) LIMIT %d, %d (pushdown %v) types via %d, reuse %v, ci %v, %d rows in %d shards",
+		c.specOrder, c.planOrder, c.stream, c.offset, c.limit, c.pushdown, c.typesVia, c.reuse, c.ci, len(c.rows), len(c.shards))
 	return b.String()
 }
 
@@ -647,7 +733,7 @@ func runCase(t testing.TB, c *pCase, r mergeRand) {
 	if err != nil {
 		t.Fatalf("%v\nmerge: %v", c, err)
 	}
-	if msg := checkMerged(got, c.expected(), c.specOrder, c.types, c.offset, c.limit); msg != "" {
+	if msg := checkMerged(got, c.expected(), c.specOrder, c.refTypes, c.offset, c.limit); msg != "" {
 		var b strings.Builder
 		fmt.Fprintf(&b, "%v\n%s\n", c, msg)
 		for s, rows := range shardOut {
@@ -682,6 +768,7 @@ func checkMerged(got, full [][]driver.Value, order []OrderKey, types []string, o
 		return fmt.Sprintf("got %d rows, want %d", len(got), len(window))
 	}
 	same := func(a, b []driver.Value) bool { return refCompareRows(a, b, order, types) == 0 }
+	id := func(row []driver.Value) string { return refRowIDFolded(row, types) }
 	for i := range got {
 		if !same(got[i], window[i]) {
 			return fmt.Sprintf("row %d: ORDER BY keys of %s differ from %s", i, refRowID(got[i]), refRowID(window[i]))
@@ -701,10 +788,10 @@ func checkMerged(got, full [][]driver.Value, order []OrderKey, types []string, o
 			fe++
 		}
 		if fs == int(lo)+i && fe == int(lo)+j {
-			if msg := multisetDiff(got[i:j], window[i:j], true); msg != "" {
+			if msg := multisetDiff(got[i:j], window[i:j], true, id); msg != "" {
 				return fmt.Sprintf("rows %d..%d: %s", i, j-1, msg)
 			}
-		} else if msg := multisetDiff(got[i:j], full[fs:fe], false); msg != "" {
+		} else if msg := multisetDiff(got[i:j], full[fs:fe], false, id); msg != "" {
 			return fmt.Sprintf("rows %d..%d (a run cut by OFFSET/LIMIT): %s", i, j-1, msg)
 		}
 		i = j
@@ -712,14 +799,30 @@ func checkMerged(got, full [][]driver.Value, order []OrderKey, types []string, o
 	return ""
 }
 
-// multisetDiff checks that got is the multiset want (equal) or within it.
-func multisetDiff(got, want [][]driver.Value, equal bool) string {
+// refRowIDFolded is refRowID with the VARCHAR_CI columns upper-cased: a
+// group's spelling is any of its rows'.
+func refRowIDFolded(row []driver.Value, types []string) string {
+	folded := row
+	for i, v := range row {
+		if b, ok := v.([]byte); ok && i < len(types) && types[i] == "VARCHAR_CI" {
+			if &folded[0] == &row[0] {
+				folded = append([]driver.Value(nil), row...)
+			}
+			folded[i] = bytes.ToUpper(b)
+		}
+	}
+	return refRowID(folded)
+}
+
+// multisetDiff checks that got is the multiset want (equal) or within it,
+// rows identified by rowID.
+func multisetDiff(got, want [][]driver.Value, equal bool, rowID func([]driver.Value) string) string {
 	count := map[string]int{}
 	for _, row := range want {
-		count[refRowID(row)]++
+		count[rowID(row)]++
 	}
 	for _, row := range got {
-		id := refRowID(row)
+		id := rowID(row)
 		if count[id] == 0 {
 			return "unexpected row " + id
 		}
@@ -769,6 +872,9 @@ func caseKind(c *pCase) string {
 	}
 	if c.distinct {
 		k += "-distinct"
+	}
+	if len(c.weights) > 0 {
+		k += "-ci"
 	}
 	return k
 }
