@@ -135,28 +135,15 @@ func (a *modAlgorithm) ShardRange(targets []string, r Range) ([]string, error) {
 // true when a bound is open or not within the int64 range (the caller
 // cannot narrow); empty when no integer lies in the range.
 func intRange(algo string, r Range) (lo, hi int64, empty, all bool, err error) {
-	lo, hi = math.MinInt64, math.MaxInt64
-	if r.Lo != nil {
-		x, exact, ok := satInt64Of(r.Lo)
-		if !ok {
-			return 0, 0, false, false, valueError(algo, r.Lo, "is not an integer")
-		}
-		all = all || !exact
-		lo = x
-	} else {
-		all = true
+	lo, loAll, err := intBound(algo, r.Lo, math.MinInt64)
+	if err != nil {
+		return 0, 0, false, false, err
 	}
-	if r.Hi != nil {
-		x, exact, ok := satInt64Of(r.Hi)
-		if !ok {
-			return 0, 0, false, false, valueError(algo, r.Hi, "is not an integer")
-		}
-		all = all || !exact
-		hi = x
-	} else {
-		all = true
+	hi, hiAll, err := intBound(algo, r.Hi, math.MaxInt64)
+	if err != nil {
+		return 0, 0, false, false, err
 	}
-	if all {
+	if loAll || hiAll {
 		return lo, hi, false, true, nil
 	}
 	// Past the int64 extremes lie uint64 values (and long decimal
@@ -174,6 +161,20 @@ func intRange(algo string, r Range) (lo, hi int64, empty, all bool, err error) {
 		hi--
 	}
 	return lo, hi, lo > hi, false, nil
+}
+
+// intBound reads one bound of an integer range; open is the int64
+// extreme on its side, the bound when v is nil. all is true when the
+// bound is open or beyond the int64 range (x saturated then).
+func intBound(algo string, v Value, open int64) (x int64, all bool, err error) {
+	if v == nil {
+		return open, true, nil
+	}
+	x, exact, ok := satInt64Of(v)
+	if !ok {
+		return 0, false, valueError(algo, v, "is not an integer")
+	}
+	return x, !exact, nil
 }
 
 // valueError reports a sharding value an algorithm cannot place.

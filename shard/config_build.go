@@ -164,12 +164,9 @@ func (b *builder) algorithms() error {
 	for _, name := range sortedNames(c.Algorithms) {
 		a := c.Algorithms[name]
 		key := "algorithms." + name
-		if err := checkConfigName(name); err != nil {
-			return c.wrapAt(key, err)
-		}
-		typ := strings.ToUpper(strings.TrimSpace(a.Type))
-		if typ == "" {
-			return c.errAt(key+".type", "no algorithm type")
+		typ, err := entryType(c, key, name, a.Type, "algorithm")
+		if err != nil {
+			return err
 		}
 		_, isCustom := b.custom[name]
 		if typ == TypeClassBased {
@@ -191,6 +188,19 @@ func (b *builder) algorithms() error {
 		b.algs[name] = alg
 	}
 	return nil
+}
+
+// entryType checks the name of the algorithm or key generator (kind) at
+// key and returns its type in upper case.
+func entryType(c *Config, key, name, typ, kind string) (string, error) {
+	if err := checkConfigName(name); err != nil {
+		return "", c.wrapAt(key, err)
+	}
+	typ = strings.ToUpper(strings.TrimSpace(typ))
+	if typ == "" {
+		return "", c.errAt(key+".type", "no %s type", kind)
+	}
+	return typ, nil
 }
 
 // algorithmProps lists the properties each built-in algorithm type
@@ -248,12 +258,9 @@ func (b *builder) keyGenerators() error {
 	for _, name := range sortedNames(c.KeyGenerators) {
 		g := c.KeyGenerators[name]
 		key := "keyGenerators." + name
-		if err := checkConfigName(name); err != nil {
-			return c.wrapAt(key, err)
-		}
-		typ := strings.ToUpper(strings.TrimSpace(g.Type))
-		if typ == "" {
-			return c.errAt(key+".type", "no key generator type")
+		typ, err := entryType(c, key, name, g.Type, "key generator")
+		if err != nil {
+			return err
 		}
 		if err := checkProps(c, key, typ, g.Props, keyGeneratorProps); err != nil {
 			return err

@@ -400,39 +400,29 @@ func (p *inlineParser) element() (*inlineNode, error) {
 
 // additive := multiplicative { ("+" | "-") multiplicative }
 func (p *inlineParser) additive() (*inlineNode, error) {
-	l, err := p.multiplicative()
-	if err != nil {
-		return nil, err
-	}
-	for {
-		op := p.peek()
-		if op != "+" && op != "-" {
-			return l, nil
-		}
-		off := p.pos
-		p.pos++
-		r, err := p.multiplicative()
-		if err != nil {
-			return nil, err
-		}
-		l = &inlineNode{kind: 'b', op: op[0], kids: []*inlineNode{l, r}, off: p.base + off}
-	}
+	return p.binary("+-", p.multiplicative)
 }
 
 // multiplicative := unary { ("*" | "/" | "%") unary }
 func (p *inlineParser) multiplicative() (*inlineNode, error) {
-	l, err := p.unary()
+	return p.binary("*/%", p.unary)
+}
+
+// binary parses operand { op operand }, op one of the one-character
+// operators in ops, grouping from the left.
+func (p *inlineParser) binary(ops string, operand func() (*inlineNode, error)) (*inlineNode, error) {
+	l, err := operand()
 	if err != nil {
 		return nil, err
 	}
 	for {
 		op := p.peek()
-		if op != "*" && op != "/" && op != "%" {
+		if len(op) != 1 || strings.IndexByte(ops, op[0]) < 0 {
 			return l, nil
 		}
 		off := p.pos
 		p.pos++
-		r, err := p.unary()
+		r, err := operand()
 		if err != nil {
 			return nil, err
 		}

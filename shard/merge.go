@@ -32,6 +32,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 )
 
@@ -381,26 +382,12 @@ func groupsStream(groupBy []int, order []OrderKey) bool {
 		return false
 	}
 	for _, g := range groupBy {
-		found := false
-		for _, k := range order {
-			if k.Index == g {
-				found = true
-				break
-			}
-		}
-		if !found {
+		if !slices.ContainsFunc(order, func(k OrderKey) bool { return k.Index == g }) {
 			return false
 		}
 	}
 	for _, k := range order {
-		found := false
-		for _, g := range groupBy {
-			if k.Index == g {
-				found = true
-				break
-			}
-		}
-		if !found {
+		if !slices.Contains(groupBy, k.Index) {
 			return false
 		}
 	}

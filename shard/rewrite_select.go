@@ -261,7 +261,7 @@ func rewriteMultiSelect(sel *sqlparser.Select) (*selectRewrite, error) {
 		// it groups in memory, nor when derived columns make DISTINCT
 		// compare more columns on the shards than in the merge (weight
 		// strings do not: equal values have equal weights).
-		push := (len(mp.GroupBy) == 0 || sameColumns(mp.GroupBy, mp.OrderBy)) && !(sel.Distinct && len(w.derived) > len(w.weights))
+		push := (len(mp.GroupBy) == 0 || groupsStream(mp.GroupBy, mp.OrderBy)) && !(sel.Distinct && len(w.derived) > len(w.weights))
 		if push {
 			rw.limitNode = &sqlparser.Limit{}
 			sel.Limit = rw.limitNode
@@ -275,28 +275,20 @@ func rewriteMultiSelect(sel *sqlparser.Select) (*selectRewrite, error) {
 // aggregate records the aggregate at column col, if e is one.
 func (w *selectRewriter) aggregate(e sqlparser.Expr, col colRef) error {
 	var kind AggKind
+	distinct := false // MIN and MAX ignore DISTINCT
 	switch x := e.(type) {
 	case *sqlparser.CountStar:
 		kind = AggCount
 	case *sqlparser.Count:
-		if x.Distinct {
-			return unsupported("COUNT(DISTINCT …) over several shards")
-		}
-		kind = AggCount
+		kind, distinct = AggCount, x.Distinct
 	case *sqlparser.Sum:
-		if x.Distinct {
-			return unsupported("SUM(DISTINCT …) over several shards")
-		}
-		kind = AggSum
+		kind, distinct = AggSum, x.Distinct
 	case *sqlparser.Min:
 		kind = AggMin
 	case *sqlparser.Max:
 		kind = AggMax
 	case *sqlparser.Avg:
-		if x.Distinct {
-			return unsupported("AVG(DISTINCT …) over several shards")
-		}
-		kind = AggAvg
+		kind, distinct = AggAvg, x.Distinct
 	case *sqlparser.AnyValue:
 		return nil // a value of the group: what the merge keeps anyway
 	case sqlparser.AggrFunc:
@@ -306,6 +298,9 @@ func (w *selectRewriter) aggregate(e sqlparser.Expr, col colRef) error {
 			return unsupported("aggregate inside an expression (%s) over several shards", sqlparser.String(e))
 		}
 		return nil
+	}
+	if distinct {
+		return unsupported("%s(DISTINCT …) over several shards", strings.ToUpper(e.(sqlparser.AggrFunc).AggrName()))
 	}
 	if !w.resolvable(col) {
 		return unsupported("aggregate between two * in the select list over several shards")
@@ -456,37 +451,6 @@ var lenientColumns = &sqlparser.Comparator{RefOfColName_: func(a, b *sqlparser.C
 }}
 
 func sameExpr(a, b sqlparser.Expr) bool { return lenientColumns.Expr(a, b) }
-
-// sameColumns reports whether the ORDER BY keys are exactly the group
-// columns (then the merge groups as the rows stream).
-func sameColumns(group []int, order []OrderKey) bool {
-	if len(order) == 0 {
-		return false
-	}
-	in := func(x int, set []int) bool {
-		for _, y := range set {
-			if x == y {
-				return true
-			}
-		}
-		return false
-	}
-	keys := make([]int, len(order))
-	for i, k := range order {
-		keys[i] = k.Index
-	}
-	for _, g := range group {
-		if !in(g, keys) {
-			return false
-		}
-	}
-	for _, k := range keys {
-		if !in(k, group) {
-			return false
-		}
-	}
-	return true
-}
 
 // hasWindow reports whether a window function (an OVER clause) appears.
 func hasWindow(n sqlparser.SQLNode) bool {

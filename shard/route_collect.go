@@ -71,27 +71,27 @@ func (a *analyzer) collect() {
 	}
 	_ = sqlparser.Walk(visit, a.stmt)
 
-	top := func(n sqlparser.TableName) { a.use(n, true) }
+	top := func(_ *sqlparser.AliasedTableExpr, n sqlparser.TableName) { a.use(n, true) }
 	switch s := a.stmt.(type) {
 	case *sqlparser.Select:
-		forTopTables(s.From, func(_ *sqlparser.AliasedTableExpr, n sqlparser.TableName) { top(n) })
+		forTopTables(s.From, top)
 	case *sqlparser.Insert:
 		if n, ok := s.Table.Expr.(sqlparser.TableName); ok {
-			top(n)
+			a.use(n, true)
 		}
 	case *sqlparser.Update:
-		forTopTables(s.TableExprs, func(_ *sqlparser.AliasedTableExpr, n sqlparser.TableName) { top(n) })
+		forTopTables(s.TableExprs, top)
 	case *sqlparser.Delete:
-		forTopTables(s.TableExprs, func(_ *sqlparser.AliasedTableExpr, n sqlparser.TableName) { top(n) })
+		forTopTables(s.TableExprs, top)
 	case *sqlparser.CreateTable:
-		top(s.Table)
+		a.use(s.Table, true)
 	case *sqlparser.AlterTable:
-		top(s.Table)
+		a.use(s.Table, true)
 	case *sqlparser.TruncateTable:
-		top(s.Table)
+		a.use(s.Table, true)
 	case *sqlparser.DropTable:
 		for _, n := range s.FromTables {
-			top(n)
+			a.use(n, true)
 		}
 	}
 }
@@ -127,8 +127,11 @@ func (a *analyzer) use(n sqlparser.TableName, top bool) {
 func (a *analyzer) qualifiedRoutedTable() bool {
 	found := false
 	routed := func(n sqlparser.TableName) bool {
-		return n.Qualifier.NotEmpty() && a.useOf[strings.ToLower(n.Name.String())] != nil &&
-			a.useOf[strings.ToLower(n.Name.String())].kind != refOther
+		if n.Qualifier.IsEmpty() {
+			return false
+		}
+		u := a.useOf[strings.ToLower(n.Name.String())]
+		return u != nil && u.kind != refOther
 	}
 	_ = sqlparser.Walk(func(node sqlparser.SQLNode) (bool, error) {
 		switch n := node.(type) {
@@ -158,14 +161,7 @@ func (a *analyzer) writeTargets() map[string]bool {
 		}
 	case *sqlparser.Update:
 		// The tables whose columns SET names; all when unqualified.
-		byRef := make(map[string]sqlparser.TableName)
-		forTopTables(s.TableExprs, func(t *sqlparser.AliasedTableExpr, n sqlparser.TableName) {
-			ref := t.As.String()
-			if ref == "" {
-				ref = n.Name.String()
-			}
-			byRef[strings.ToLower(ref)] = n
-		})
+		byRef := tablesByRef(s.TableExprs)
 		for _, e := range s.Exprs {
 			if n, ok := byRef[strings.ToLower(e.Name.Qualifier.Name.String())]; ok && !e.Name.Qualifier.IsEmpty() {
 				add(n)
@@ -176,14 +172,7 @@ func (a *analyzer) writeTargets() map[string]bool {
 			}
 		}
 	case *sqlparser.Delete:
-		byRef := make(map[string]sqlparser.TableName)
-		forTopTables(s.TableExprs, func(t *sqlparser.AliasedTableExpr, n sqlparser.TableName) {
-			ref := t.As.String()
-			if ref == "" {
-				ref = n.Name.String()
-			}
-			byRef[strings.ToLower(ref)] = n
-		})
+		byRef := tablesByRef(s.TableExprs)
 		if len(s.Targets) == 0 {
 			for _, n := range byRef {
 				add(n)
@@ -208,6 +197,20 @@ func (a *analyzer) writeTargets() map[string]bool {
 		}
 	}
 	return out
+}
+
+// tablesByRef maps how the statement refers to each plain table of a
+// FROM tree, its alias or else its name, in lower case, to the table.
+func tablesByRef(tables []sqlparser.TableExpr) map[string]sqlparser.TableName {
+	byRef := make(map[string]sqlparser.TableName)
+	forTopTables(tables, func(t *sqlparser.AliasedTableExpr, n sqlparser.TableName) {
+		ref := t.As.String()
+		if ref == "" {
+			ref = n.Name.String()
+		}
+		byRef[strings.ToLower(ref)] = n
+	})
+	return byRef
 }
 
 // mentionedTable returns a sharded or broadcast table that a token of

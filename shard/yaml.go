@@ -136,14 +136,8 @@ func isShardingSphere(root *yaml.Node) bool {
 
 // native decodes rwshard's own dialect.
 func (r *yamlReader) native(root *yaml.Node) (*Config, error) {
-	pairs, err := r.mapping(root, "")
-	if err != nil {
-		return nil, err
-	}
 	c := &Config{}
-	for _, p := range pairs {
-		r.record(p.path, p.path, p.kn)
-		var err error
+	err := r.nativeFields(root, "", func(p yamlPair) (err error) {
 		switch p.key {
 		case "dataSources":
 			c.DataSources, err = r.nativeDataSources(p)
@@ -156,14 +150,14 @@ func (r *yamlReader) native(root *yaml.Node) (*Config, error) {
 		case "defaultTableStrategy":
 			c.DefaultTableStrategy, err = r.nativeStrategy(p)
 		case "bindingTables":
-			c.BindingTables, err = r.bindingGroups(p, p.path, nil)
+			c.BindingTables, err = r.bindingGroups(p, p.path)
 		case "broadcastTables":
 			c.BroadcastTables, err = r.strs(p.v, p.path, false)
-			r.recordItems(p, p.path)
+			r.recordItems(p)
 		case "algorithms":
-			c.Algorithms, err = r.nativeAlgorithms(p)
+			c.Algorithms, err = r.algorithms(p, p.path)
 		case "keyGenerators":
-			c.KeyGenerators, err = r.nativeAlgorithms(p)
+			c.KeyGenerators, err = r.algorithms(p, p.path)
 		case "maxBroadcastShards":
 			c.MaxBroadcastShards, err = r.integer(p.v, p.path)
 		case "refuseBroadcastReads":
@@ -175,44 +169,61 @@ func (r *yamlReader) native(root *yaml.Node) (*Config, error) {
 				"defaultTableStrategy", "bindingTables", "broadcastTables", "algorithms", "keyGenerators",
 				"maxBroadcastShards", "refuseBroadcastReads", "routeLog")
 		}
-		if err != nil {
-			return nil, err
-		}
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	return c, nil
 }
 
-// recordItems records the origin of each item of a list under the same
-// key path with an index.
-func (r *yamlReader) recordItems(p yamlPair, cfgKey string) {
-	if n, err := r.resolve(p.v, p.path, false); err == nil && n != nil && n.Kind == yaml.SequenceNode {
-		for i, it := range n.Content {
-			r.record(indexKey(cfgKey, i), indexKey(p.path, i), it)
+// nativeFields reads the mapping n at key path key: in file order, it
+// records each entry's origin under its own key path (the native
+// dialect's keys are the Config's) and calls read for it, stopping at
+// the first error.
+func (r *yamlReader) nativeFields(n *yaml.Node, key string, read func(f yamlPair) error) error {
+	fields, err := r.mapping(n, key)
+	if err != nil {
+		return err
+	}
+	for _, f := range fields {
+		r.record(f.path, f.path, f.kn)
+		if err := read(f); err != nil {
+			return err
 		}
+	}
+	return nil
+}
+
+// recordItems records the origin of each item of a list under the
+// list's key path with an index.
+func (r *yamlReader) recordItems(p yamlPair) {
+	for i, it := range r.listItems(p.v, p.path) {
+		r.record(indexKey(p.path, i), indexKey(p.path, i), it)
 	}
 }
 
-func (r *yamlReader) nativeDataSources(p yamlPair) (map[string]DataSourceConfig, error) {
-	entries, err := r.mapping(p.v, p.path)
-	if err != nil {
-		return nil, err
+// listItems returns the items of n when it is a list, else nil. It
+// reports no error: it serves to record the origins of a value that has
+// been read already.
+func (r *yamlReader) listItems(n *yaml.Node, key string) []*yaml.Node {
+	if n, err := r.resolve(n, key, false); err == nil && n != nil && n.Kind == yaml.SequenceNode {
+		return n.Content
 	}
-	out := make(map[string]DataSourceConfig, len(entries))
-	for _, e := range entries {
-		r.record(e.path, e.path, e.kn)
-		fields, err := r.mapping(e.v, e.path)
-		if err != nil {
-			return nil, err
-		}
+	return nil
+}
+
+func (r *yamlReader) nativeDataSources(p yamlPair) (map[string]DataSourceConfig, error) {
+	out := map[string]DataSourceConfig{}
+	err := r.nativeFields(p.v, p.path, func(e yamlPair) error {
 		var d DataSourceConfig
-		for _, f := range fields {
-			r.record(f.path, f.path, f.kn)
+		err := r.nativeFields(e.v, e.path, func(f yamlPair) (err error) {
 			switch f.key {
 			case "primary":
 				d.Primary, err = r.str(f.v, f.path)
 			case "replicas":
 				d.Replicas, err = r.strs(f.v, f.path, false)
-				r.recordItems(f, f.path)
+				r.recordItems(f)
 			case "balance":
 				d.Balance, err = r.str(f.v, f.path)
 			case "weights":
@@ -220,11 +231,13 @@ func (r *yamlReader) nativeDataSources(p yamlPair) (map[string]DataSourceConfig,
 			default:
 				err = r.unknownKey(f, "primary", "replicas", "balance", "weights")
 			}
-			if err != nil {
-				return nil, err
-			}
-		}
+			return err
+		})
 		out[e.key] = d
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -236,8 +249,9 @@ func (r *yamlReader) numbers(p yamlPair) ([]float64, error) {
 	}
 	out := make([]float64, 0, len(items))
 	for i, it := range items {
-		r.record(indexKey(p.path, i), indexKey(p.path, i), it)
-		w, err := r.number(it, indexKey(p.path, i))
+		key := indexKey(p.path, i)
+		r.record(key, key, it)
+		w, err := r.number(it, key)
 		if err != nil {
 			return nil, err
 		}
@@ -247,20 +261,10 @@ func (r *yamlReader) numbers(p yamlPair) ([]float64, error) {
 }
 
 func (r *yamlReader) nativeTables(p yamlPair) (map[string]TableConfig, error) {
-	entries, err := r.mapping(p.v, p.path)
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[string]TableConfig, len(entries))
-	for _, e := range entries {
-		r.record(e.path, e.path, e.kn)
-		fields, err := r.mapping(e.v, e.path)
-		if err != nil {
-			return nil, err
-		}
+	out := map[string]TableConfig{}
+	err := r.nativeFields(p.v, p.path, func(e yamlPair) error {
 		var t TableConfig
-		for _, f := range fields {
-			r.record(f.path, f.path, f.kn)
+		err := r.nativeFields(e.v, e.path, func(f yamlPair) (err error) {
 			switch f.key {
 			case "dataNodes":
 				t.DataNodes, err = r.str(f.v, f.path)
@@ -273,11 +277,13 @@ func (r *yamlReader) nativeTables(p yamlPair) (map[string]TableConfig, error) {
 			default:
 				err = r.unknownKey(f, "dataNodes", "databaseStrategy", "tableStrategy", "keyGenerator")
 			}
-			if err != nil {
-				return nil, err
-			}
-		}
+			return err
+		})
 		out[e.key] = t
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -289,13 +295,8 @@ func (r *yamlReader) nativeStrategy(p yamlPair) (*StrategyConfig, error) {
 	if err != nil || isNull(n) {
 		return nil, err
 	}
-	fields, err := r.mapping(n, p.path)
-	if err != nil {
-		return nil, err
-	}
 	s := &StrategyConfig{}
-	for _, f := range fields {
-		r.record(f.path, f.path, f.kn)
+	err = r.nativeFields(n, p.path, func(f yamlPair) (err error) {
 		switch f.key {
 		case "column":
 			s.Column, err = r.str(f.v, f.path)
@@ -306,25 +307,23 @@ func (r *yamlReader) nativeStrategy(p yamlPair) (*StrategyConfig, error) {
 		default:
 			err = r.unknownKey(f, "column", "algorithm", "none")
 		}
-		if err != nil {
-			return nil, err
-		}
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	return s, nil
 }
 
+// nativeKeyGenerator reads {column, generator}; null is no key
+// generator.
 func (r *yamlReader) nativeKeyGenerator(p yamlPair) (*KeyGeneratorRef, error) {
 	n, err := r.resolve(p.v, p.path, false)
 	if err != nil || isNull(n) {
 		return nil, err
 	}
-	fields, err := r.mapping(n, p.path)
-	if err != nil {
-		return nil, err
-	}
 	k := &KeyGeneratorRef{}
-	for _, f := range fields {
-		r.record(f.path, f.path, f.kn)
+	err = r.nativeFields(n, p.path, func(f yamlPair) (err error) {
 		switch f.key {
 		case "column":
 			k.Column, err = r.str(f.v, f.path)
@@ -333,22 +332,27 @@ func (r *yamlReader) nativeKeyGenerator(p yamlPair) (*KeyGeneratorRef, error) {
 		default:
 			err = r.unknownKey(f, "column", "generator")
 		}
-		if err != nil {
-			return nil, err
-		}
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	return k, nil
 }
 
-func (r *yamlReader) nativeAlgorithms(p yamlPair) (map[string]AlgorithmConfig, error) {
+// algorithms reads a mapping of names to {type, props} (algorithms or
+// key generators, both dialects), recording the origins under the
+// Config key path cfgKey.
+func (r *yamlReader) algorithms(p yamlPair, cfgKey string) (map[string]AlgorithmConfig, error) {
 	entries, err := r.mapping(p.v, p.path)
 	if err != nil {
 		return nil, err
 	}
 	out := make(map[string]AlgorithmConfig, len(entries))
 	for _, e := range entries {
-		r.record(e.path, e.path, e.kn)
-		a, err := r.algorithm(e, func(cfgKey, fileKey string, n *yaml.Node) { r.record(cfgKey, fileKey, n) }, e.path)
+		key := cfgKey + "." + e.key
+		r.record(key, e.path, e.kn)
+		a, err := r.algorithm(e, key)
 		if err != nil {
 			return nil, err
 		}
@@ -357,9 +361,9 @@ func (r *yamlReader) nativeAlgorithms(p yamlPair) (map[string]AlgorithmConfig, e
 	return out, nil
 }
 
-// algorithm reads {type, props} (both dialects spell it so); rec records
-// the origins under the Config key cfgKey.
-func (r *yamlReader) algorithm(e yamlPair, rec func(cfgKey, fileKey string, n *yaml.Node), cfgKey string) (AlgorithmConfig, error) {
+// algorithm reads {type, props}, recording the origins under the Config
+// key path cfgKey.
+func (r *yamlReader) algorithm(e yamlPair, cfgKey string) (AlgorithmConfig, error) {
 	var a AlgorithmConfig
 	fields, err := r.mapping(e.v, e.path)
 	if err != nil {
@@ -368,14 +372,14 @@ func (r *yamlReader) algorithm(e yamlPair, rec func(cfgKey, fileKey string, n *y
 	for _, f := range fields {
 		switch f.key {
 		case "type":
-			rec(cfgKey+".type", f.path, f.kn)
+			r.record(cfgKey+".type", f.path, f.kn)
 			a.Type, err = r.str(f.v, f.path)
 		case "props":
-			rec(cfgKey+".props", f.path, f.kn)
+			r.record(cfgKey+".props", f.path, f.kn)
 			a.Props, err = r.props(f.v, f.path)
 			if pairs, perr := r.mapping(f.v, f.path); perr == nil {
 				for _, pp := range pairs {
-					rec(cfgKey+".props."+pp.key, pp.path, pp.kn)
+					r.record(cfgKey+".props."+pp.key, pp.path, pp.kn)
 				}
 			}
 		default:
@@ -391,13 +395,10 @@ func (r *yamlReader) algorithm(e yamlPair, rec func(cfgKey, fileKey string, n *y
 // bindingGroups reads a list of binding groups, each a list of table
 // names or one comma-separated string ("t_order, t_order_item"); in
 // ShardingSphere 5.3+ the string may start with a group name and a colon
-// ("orders:t_order,t_order_item"), which is dropped. rec, when not nil,
-// records the origins under the Config key bindingTables.
-func (r *yamlReader) bindingGroups(p yamlPair, cfgKey string, rec func(cfgKey, fileKey string, n *yaml.Node)) ([][]string, error) {
-	if rec == nil {
-		rec = r.record
-	}
-	rec(cfgKey, p.path, p.kn)
+// ("orders:t_order,t_order_item"), which is dropped. It records the
+// origins under the Config key path cfgKey.
+func (r *yamlReader) bindingGroups(p yamlPair, cfgKey string) ([][]string, error) {
+	r.record(cfgKey, p.path, p.kn)
 	items, err := r.sequence(p.v, p.path)
 	if err != nil {
 		return nil, err
@@ -405,7 +406,7 @@ func (r *yamlReader) bindingGroups(p yamlPair, cfgKey string, rec func(cfgKey, f
 	var out [][]string
 	for i, it := range items {
 		key := indexKey(p.path, i)
-		rec(indexKey(cfgKey, i), key, it)
+		r.record(indexKey(cfgKey, i), key, it)
 		n, err := r.resolve(it, key, false)
 		if err != nil {
 			return nil, err
@@ -427,7 +428,7 @@ func (r *yamlReader) bindingGroups(p yamlPair, cfgKey string, rec func(cfgKey, f
 			return nil, err
 		}
 		for j, tn := range n.Content {
-			rec(indexKey(indexKey(cfgKey, i), j), indexKey(key, j), tn)
+			r.record(indexKey(indexKey(cfgKey, i), j), indexKey(key, j), tn)
 		}
 		out = append(out, group)
 	}

@@ -3,8 +3,6 @@ package shard
 import (
 	"slices"
 	"strings"
-
-	"go.yaml.in/yaml/v3"
 )
 
 // ShardingSphere's !READWRITE_SPLITTING rule. Each group (5.0–5.4.0
@@ -110,20 +108,8 @@ func (s *ssReader) group(e yamlPair) error {
 	}
 	switch {
 	case static != nil:
-		sf, err := s.mapping(static.v, static.path)
-		if err != nil {
+		if err := s.groupMembers(g, *static, "writeDataSourceName", "readDataSourceNames"); err != nil {
 			return err
-		}
-		for _, f := range sf {
-			switch f.key {
-			case "writeDataSourceName", "readDataSourceNames":
-				err = s.groupMember(g, f, f.key == "writeDataSourceName")
-			default:
-				err = s.unknownKey(f, "writeDataSourceName", "readDataSourceNames")
-			}
-			if err != nil {
-				return err
-			}
 		}
 	case typ != nil || props != nil:
 		if typ == nil {
@@ -139,26 +125,36 @@ func (s *ssReader) group(e yamlPair) error {
 		if props == nil {
 			return s.errf(typ.kn, typ.path, "type Static needs props write-data-source-name and read-data-source-names")
 		}
-		pf, err := s.mapping(props.v, props.path)
-		if err != nil {
+		if err := s.groupMembers(g, *props, "write-data-source-name", "read-data-source-names"); err != nil {
 			return err
-		}
-		for _, f := range pf {
-			switch f.key {
-			case "write-data-source-name", "read-data-source-names":
-				err = s.groupMember(g, f, f.key == "write-data-source-name")
-			default:
-				err = s.unknownKey(f, "write-data-source-name", "read-data-source-names")
-			}
-			if err != nil {
-				return err
-			}
 		}
 	}
 	if g.write == "" {
 		return s.errf(e.kn, e.path, "no writeDataSourceName")
 	}
 	s.groups = append(s.groups, g)
+	return nil
+}
+
+// groupMembers reads a group's staticStrategy, or the props of its type
+// Static, into g: a mapping whose keys may be write (the write data
+// source name) and read (the read data source names).
+func (s *ssReader) groupMembers(g *ssGroup, p yamlPair, write, read string) error {
+	fields, err := s.mapping(p.v, p.path)
+	if err != nil {
+		return err
+	}
+	for _, f := range fields {
+		switch f.key {
+		case write, read:
+			err = s.groupMember(g, f, f.key == write)
+		default:
+			err = s.unknownKey(f, write, read)
+		}
+		if err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -175,10 +171,7 @@ func (s *ssReader) groupMember(g *ssGroup, f yamlPair, write bool) error {
 	if g.reads, err = s.strs(f.v, f.path, true); err != nil {
 		return err
 	}
-	g.rNodes = nil
-	if n, err := s.resolve(f.v, f.path, false); err == nil && n != nil && n.Kind == yaml.SequenceNode {
-		g.rNodes = n.Content
-	}
+	g.rNodes = s.listItems(f.v, f.path)
 	return nil
 }
 
@@ -334,15 +327,11 @@ func (s *ssReader) weights(g *ssGroup, lb *ssLoadBalancer, key string) ([]float6
 	s.record(key+".weights", lb.path+".props", lb.kn)
 	out := make([]float64, len(g.reads))
 	for i, m := range g.reads {
-		var p *yamlPair
-		for j := range lb.wPairs {
-			if lb.wPairs[j].key == m {
-				p = &lb.wPairs[j]
-			}
-		}
-		if p == nil {
+		j := slices.IndexFunc(lb.wPairs, func(p yamlPair) bool { return p.key == m })
+		if j < 0 {
 			return nil, s.errf(lb.kn, lb.path+".props", "no weight for read data source %s of group %s", m, g.name)
 		}
+		p := lb.wPairs[j]
 		s.record(indexKey(key+".weights", i), p.path, p.kn)
 		w, err := s.number(p.v, p.path)
 		if err != nil {
@@ -362,13 +351,10 @@ func (s *ssReader) unusedWeights() error {
 			continue
 		}
 		for _, p := range lb.wPairs {
-			found := false
-			for _, g := range s.groups {
-				if g.lb == name && slices.Contains(g.reads, p.key) {
-					found = true
-				}
-			}
-			if !found {
+			used := slices.ContainsFunc(s.groups, func(g *ssGroup) bool {
+				return g.lb == name && slices.Contains(g.reads, p.key)
+			})
+			if !used {
 				return s.errf(p.kn, p.path, "weight for %s, which is not a read data source of a group using load balancer %s", p.key, name)
 			}
 		}

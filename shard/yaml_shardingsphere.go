@@ -151,16 +151,7 @@ func (s *ssReader) dataSources(p yamlPair) error {
 					src.pass = jp
 				}
 			case "dataSourceProperties":
-				var props []yamlPair
-				props, err = s.mapping(f.v, f.path)
-				for _, pp := range props {
-					if err != nil {
-						break
-					}
-					var v string
-					v, err = s.str(pp.v, pp.path)
-					src.props = append(src.props, jdbcParam{name: pp.key, value: v, key: pp.path, node: pp.kn})
-				}
+				err = s.dataSourceProperties(src, f)
 			default:
 				if _, ok := ssIgnoredDataSourceKeys[f.key]; ok {
 					_, err = s.str(f.v, f.path)
@@ -184,6 +175,23 @@ func (s *ssReader) dataSources(p yamlPair) error {
 		d := &ssDataSource{name: e.key, dsn: dsn, path: e.path, kn: e.kn, urlPath: src.urlKey, urlKN: src.urlNode}
 		s.raw = append(s.raw, d)
 		s.rawByNm[e.key] = d
+	}
+	return nil
+}
+
+// dataSourceProperties appends a data source's dataSourceProperties to
+// its connection properties.
+func (s *ssReader) dataSourceProperties(src *jdbcSource, p yamlPair) error {
+	props, err := s.mapping(p.v, p.path)
+	if err != nil {
+		return err
+	}
+	for _, pp := range props {
+		v, err := s.str(pp.v, pp.path)
+		if err != nil {
+			return err
+		}
+		src.props = append(src.props, jdbcParam{name: pp.key, value: v, key: pp.path, node: pp.kn})
 	}
 	return nil
 }
@@ -399,7 +407,7 @@ func (s *ssReader) sharding(rule yamlPair) error {
 		}
 	}
 	if p, ok := by["bindingTables"]; ok {
-		if c.BindingTables, err = s.bindingGroups(p, "bindingTables", nil); err != nil {
+		if c.BindingTables, err = s.bindingGroups(p, "bindingTables"); err != nil {
 			return err
 		}
 	}
@@ -408,35 +416,23 @@ func (s *ssReader) sharding(rule yamlPair) error {
 			return err
 		}
 	}
-	for _, k := range []struct{ key, cfg string }{{"shardingAlgorithms", "algorithms"}, {"keyGenerators", "keyGenerators"}} {
-		p, ok := by[k.key]
-		if !ok {
-			continue
-		}
-		entries, err := s.mapping(p.v, p.path)
-		if err != nil {
+	if p, ok := by["shardingAlgorithms"]; ok {
+		if c.Algorithms, err = s.algorithms(p, "algorithms"); err != nil {
 			return err
 		}
-		m := make(map[string]AlgorithmConfig, len(entries))
-		for _, e := range entries {
-			cfgKey := k.cfg + "." + e.key
-			s.record(cfgKey, e.path, e.kn)
-			a, err := s.algorithm(e, s.record, cfgKey)
-			if err != nil {
-				return err
-			}
-			if k.cfg == "algorithms" && strings.EqualFold(strings.TrimSpace(a.Type), TypeHashMod) {
+		for name, a := range c.Algorithms {
+			if strings.EqualFold(strings.TrimSpace(a.Type), TypeHashMod) {
 				// ShardingSphere's HASH_MOD is Java hashCode() mod n;
 				// rwshard's HASH_MOD is xxhash64. Keep rows where
 				// ShardingSphere put them.
 				a.Type = TypeSSHashMod
+				c.Algorithms[name] = a
 			}
-			m[e.key] = a
 		}
-		if k.cfg == "algorithms" {
-			c.Algorithms = m
-		} else {
-			c.KeyGenerators = m
+	}
+	if p, ok := by["keyGenerators"]; ok {
+		if c.KeyGenerators, err = s.algorithms(p, "keyGenerators"); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -551,9 +547,12 @@ func (s *ssReader) strategy(p yamlPair, cfgKey string, defCol *ssColumn) (*Strat
 // keyStrategy reads {column, keyGeneratorName}; cfgKey "" for the
 // default one (recorded per table later).
 func (s *ssReader) keyStrategy(p yamlPair, cfgKey string) (*KeyGeneratorRef, error) {
-	if cfgKey != "" {
-		s.record(cfgKey, p.path, p.kn)
+	rec := func(suffix string, f yamlPair) {
+		if cfgKey != "" {
+			s.record(cfgKey+suffix, f.path, f.kn)
+		}
 	}
+	rec("", p)
 	fields, err := s.mapping(p.v, p.path)
 	if err != nil {
 		return nil, err
@@ -562,14 +561,10 @@ func (s *ssReader) keyStrategy(p yamlPair, cfgKey string) (*KeyGeneratorRef, err
 	for _, f := range fields {
 		switch f.key {
 		case "column":
-			if cfgKey != "" {
-				s.record(cfgKey+".column", f.path, f.kn)
-			}
+			rec(".column", f)
 			k.Column, err = s.str(f.v, f.path)
 		case "keyGeneratorName":
-			if cfgKey != "" {
-				s.record(cfgKey+".generator", f.path, f.kn)
-			}
+			rec(".generator", f)
 			k.Generator, err = s.str(f.v, f.path)
 		default:
 			err = s.unknownKey(f, "column", "keyGeneratorName")
@@ -586,10 +581,8 @@ func (s *ssReader) broadcastList(p yamlPair) error {
 	if err != nil {
 		return err
 	}
-	if n, err := s.resolve(p.v, p.path, false); err == nil && n != nil && n.Kind == yaml.SequenceNode {
-		for i, it := range n.Content {
-			s.record(indexKey("broadcastTables", len(s.c.BroadcastTables)+i), indexKey(p.path, i), it)
-		}
+	for i, it := range s.listItems(p.v, p.path) {
+		s.record(indexKey("broadcastTables", len(s.c.BroadcastTables)+i), indexKey(p.path, i), it)
 	}
 	s.c.BroadcastTables = append(s.c.BroadcastTables, names...)
 	return nil
