@@ -466,14 +466,14 @@ func probeCounts(b *testing.B, nodes []*lab.Node, window time.Duration, start fu
 }
 
 // BenchmarkOverhead isolates rwshard's own cost per statement, without a
-// server: a driver that answers at once (nullDriver) behind
+// server: a driver that answers at once (instantDriver) behind
 // database/sql directly, against rwshard.OpenDB over two pools of it (a
 // primary and a replica). The difference is what rwshard adds in CPU time
 // and allocations: routing, the checkout from the node's pool, the rows
 // wrapper, the counters. It needs no lab.
 func BenchmarkOverhead(b *testing.B) {
 	open := func() *sql.DB {
-		db := sql.OpenDB(nullConnector{})
+		db := sql.OpenDB(instantConnector{})
 		db.SetMaxIdleConns(64)
 		b.Cleanup(func() { db.Close() })
 		return db
@@ -532,50 +532,50 @@ func BenchmarkOverhead(b *testing.B) {
 	}
 }
 
-// nullDriver answers every query with one row ("row", 7) and every exec
+// instantDriver answers every query with one row ("row", 7) and every exec
 // with one affected row, at once.
-type nullConnector struct{}
+type instantConnector struct{}
 
-func (nullConnector) Connect(context.Context) (driver.Conn, error) { return nullConn{}, nil }
-func (nullConnector) Driver() driver.Driver                        { return nullDriver{} }
+func (instantConnector) Connect(context.Context) (driver.Conn, error) { return instantConn{}, nil }
+func (instantConnector) Driver() driver.Driver                        { return instantDriver{} }
 
-type nullDriver struct{}
+type instantDriver struct{}
 
-func (nullDriver) Open(string) (driver.Conn, error) { return nullConn{}, nil }
+func (instantDriver) Open(string) (driver.Conn, error) { return instantConn{}, nil }
 
-type nullConn struct{}
+type instantConn struct{}
 
-func (nullConn) Prepare(string) (driver.Stmt, error) { return nullStmt{}, nil }
-func (nullConn) Close() error                        { return nil }
-func (nullConn) Begin() (driver.Tx, error)           { return nullTx{}, nil }
-func (nullConn) QueryContext(context.Context, string, []driver.NamedValue) (driver.Rows, error) {
-	return &nullRows{}, nil
+func (instantConn) Prepare(string) (driver.Stmt, error) { return instantStmt{}, nil }
+func (instantConn) Close() error                        { return nil }
+func (instantConn) Begin() (driver.Tx, error)           { return instantTx{}, nil }
+func (instantConn) QueryContext(context.Context, string, []driver.NamedValue) (driver.Rows, error) {
+	return &instantRows{}, nil
 }
-func (nullConn) ExecContext(context.Context, string, []driver.NamedValue) (driver.Result, error) {
+func (instantConn) ExecContext(context.Context, string, []driver.NamedValue) (driver.Result, error) {
 	return driver.RowsAffected(1), nil
 }
 
-type nullStmt struct{}
+type instantStmt struct{}
 
-func (nullStmt) Close() error  { return nil }
-func (nullStmt) NumInput() int { return -1 }
-func (nullStmt) Exec([]driver.Value) (driver.Result, error) {
+func (instantStmt) Close() error  { return nil }
+func (instantStmt) NumInput() int { return -1 }
+func (instantStmt) Exec([]driver.Value) (driver.Result, error) {
 	return driver.RowsAffected(1), nil
 }
-func (nullStmt) Query([]driver.Value) (driver.Rows, error) { return &nullRows{}, nil }
+func (instantStmt) Query([]driver.Value) (driver.Rows, error) { return &instantRows{}, nil }
 
-type nullTx struct{}
+type instantTx struct{}
 
-func (nullTx) Commit() error   { return nil }
-func (nullTx) Rollback() error { return nil }
+func (instantTx) Commit() error   { return nil }
+func (instantTx) Rollback() error { return nil }
 
-type nullRows struct{ done bool }
+type instantRows struct{ done bool }
 
-var nullColumns = []string{"name", "n"}
+var instantColumns = []string{"name", "n"}
 
-func (*nullRows) Columns() []string { return nullColumns }
-func (*nullRows) Close() error      { return nil }
-func (r *nullRows) Next(dest []driver.Value) error {
+func (*instantRows) Columns() []string { return instantColumns }
+func (*instantRows) Close() error      { return nil }
+func (r *instantRows) Next(dest []driver.Value) error {
 	if r.done {
 		return io.EOF
 	}

@@ -91,30 +91,22 @@ func TestMockSessionWindow(t *testing.T) {
 		ctx  context.Context
 		want string
 	}{{s, "primary"}, {other, "replica1"}, {bg, "replica1"}} {
-		got, err := mockRead(tc.ctx, mc.db, "SELECT v FROM t")
-		require.NoError(t, err)
-		assert.Equal(t, tc.want, got)
+		mc.ranOn(tc.ctx, mc.db, tc.want, "SELECT v FROM t", false)
 	}
 	// Resumed elsewhere from the token: still inside the window.
 	resumed, err := rwshard.ResumeSession(bg, token)
 	require.NoError(t, err)
-	got, err := mockRead(resumed, mc.db, "SELECT v FROM t")
-	require.NoError(t, err)
-	assert.Equal(t, "primary", got)
+	mc.ranOn(resumed, mc.db, "primary", "SELECT v FROM t", false)
 
 	time.Sleep(window + 20*time.Millisecond)
 	mc.node("replica1").expectRead("SELECT v FROM t")
-	got, err = mockRead(s, mc.db, "SELECT v FROM t")
-	require.NoError(t, err)
-	assert.Equal(t, "replica1", got, "the window is over")
+	mc.ranOn(s, mc.db, "replica1", "SELECT v FROM t", false) // the window is over
 	// hint.Replica accepts a replica inside the window.
 	mc.primary().expectWrite("UPDATE t SET v = 3")
 	_, err = mc.execNode(s, mc.db, "UPDATE t SET v = 3")
 	require.NoError(t, err)
 	mc.node("replica1").expectRead("SELECT v FROM t")
-	got, err = mockRead(hint.Replica(s), mc.db, "SELECT v FROM t")
-	require.NoError(t, err)
-	assert.Equal(t, "replica1", got)
+	mc.ranOn(hint.Replica(s), mc.db, "replica1", "SELECT v FROM t", false)
 	mc.verify()
 
 	_, err = rwshard.ResumeSession(bg, "not-a-token")
@@ -130,9 +122,7 @@ func TestMockEventualIgnoresSessions(t *testing.T) {
 	_, err := mc.execNode(s, mc.db, "UPDATE t SET v = 2")
 	require.NoError(t, err)
 	mc.node("replica1").expectRead("SELECT v FROM t")
-	got, err := mockRead(s, mc.db, "SELECT v FROM t")
-	require.NoError(t, err)
-	assert.Equal(t, "replica1", got)
+	mc.ranOn(s, mc.db, "replica1", "SELECT v FROM t", false)
 	mc.verify()
 }
 

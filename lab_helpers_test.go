@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -20,11 +19,7 @@ import (
 // integration tests; tests that break it start their own.
 var rwLab = labtest.NewShared(lab.RW())
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	rwLab.Stop()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { labtest.Main(m, rwLab) }
 
 // labDSN is an rwshard DSN over every node of l's first group, primary
 // first, as the application user.

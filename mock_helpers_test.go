@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/DATA-DOG/go-sqlmock"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/rwshard/rwshard"
@@ -107,6 +108,26 @@ func (n *mockNode) expectWrite(q string, args ...driver.Value) *sqlmock.Expected
 	return e.WithoutArgs()
 }
 
+// expect expects q on n as an exec (expectWrite) or, unless exec, a read
+// (expectRead).
+func (n *mockNode) expect(q string, exec bool) {
+	if exec {
+		n.expectWrite(q)
+	} else {
+		n.expectRead(q)
+	}
+}
+
+// expectError expects q on n as an exec or, unless exec, a query, and
+// answers it with err.
+func (n *mockNode) expectError(q string, exec bool, err error) {
+	if exec {
+		n.mock.ExpectExec(q).WillReturnError(err)
+	} else {
+		n.mock.ExpectQuery(q).WillReturnError(err)
+	}
+}
+
 // mockCluster is rwshard over one sqlmock primary and N sqlmock replicas.
 type mockCluster struct {
 	t     testing.TB
@@ -197,6 +218,31 @@ func (mc *mockCluster) busyOnly(node string, k int) map[string]int {
 	return out
 }
 
+// conn opens a logical connection of mc.db, closed when the test ends if
+// not before, and runs stmts on it with ExecContext, requiring each to
+// succeed.
+func (mc *mockCluster) conn(ctx context.Context, stmts ...string) *sql.Conn {
+	mc.t.Helper()
+	conn, err := mc.db.Conn(ctx)
+	require.NoError(mc.t, err)
+	mc.t.Cleanup(func() { _ = conn.Close() })
+	for _, q := range stmts {
+		_, err := conn.ExecContext(ctx, q)
+		require.NoError(mc.t, err, q)
+	}
+	return conn
+}
+
+// prepare prepares q on mc.db, requiring success; the statement is closed
+// when the test ends.
+func (mc *mockCluster) prepare(ctx context.Context, q string) *sql.Stmt {
+	mc.t.Helper()
+	st, err := mc.db.PrepareContext(ctx, q)
+	require.NoError(mc.t, err)
+	mc.t.Cleanup(func() { _ = st.Close() })
+	return st
+}
+
 // mockQuerier is what *sql.DB, *sql.Conn and *sql.Tx have in common.
 type mockQuerier interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
@@ -236,4 +282,54 @@ func (mc *mockCluster) execNode(ctx context.Context, qr mockQuerier, q string, a
 		return "", err
 	}
 	return mc.byMarker(id), nil
+}
+
+// mockStmt is a statement and how it is sent: with ExecContext when exec,
+// else with QueryContext.
+type mockStmt struct {
+	sql  string
+	exec bool
+}
+
+// runNode runs q on qr with ExecContext (exec, see execNode) or
+// QueryContext (see mockRead) and returns the node that answered.
+func (mc *mockCluster) runNode(ctx context.Context, qr mockQuerier, q string, exec bool, args ...any) (string, error) {
+	if exec {
+		return mc.execNode(ctx, qr, q, args...)
+	}
+	return mockRead(ctx, qr, q, args...)
+}
+
+// ranOn runs q on qr as runNode does and requires that it succeeded on the
+// node named want (an answer from another node fails the test, but does
+// not stop it).
+func (mc *mockCluster) ranOn(ctx context.Context, qr mockQuerier, want, q string, exec bool, args ...any) {
+	mc.t.Helper()
+	got, err := mc.runNode(ctx, qr, q, exec, args...)
+	require.NoError(mc.t, err, q)
+	assert.Equal(mc.t, want, got, q)
+}
+
+// mockSend runs q on qr with ExecContext (exec) or QueryContext, closing
+// any rows, and returns only the error: for a statement that must fail.
+func mockSend(ctx context.Context, qr mockQuerier, q string, exec bool) error {
+	if exec {
+		_, err := qr.ExecContext(ctx, q)
+		return err
+	}
+	rows, err := qr.QueryContext(ctx, q)
+	if rows != nil {
+		rows.Close()
+	}
+	return err
+}
+
+// mockCtx is context.Background() with apply (a hint) applied, if any:
+// the context a table case's ctx field asks for.
+func mockCtx(apply func(context.Context) context.Context) context.Context {
+	ctx := context.Background()
+	if apply != nil {
+		ctx = apply(ctx)
+	}
+	return ctx
 }

@@ -103,35 +103,28 @@ func TestMockRoutingByStatementClass(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			mc := newMockCluster(t, 2)
-			ctx := context.Background()
-			n := mc.node(tt.want)
-			var (
-				got string
-				err error
-			)
-			if tt.exec {
-				n.expectWrite(tt.sql)
-				got, err = mc.execNode(ctx, mc.db, tt.sql)
-			} else {
-				n.expectRead(tt.sql)
-				got, err = mockRead(ctx, mc.db, tt.sql)
-			}
-			require.NoError(t, err)
-			assert.Equal(t, tt.want, got)
-			mc.verify()
+			mockRoutesTo(t, context.Background(), tt.sql, tt.exec, tt.want)
 		})
 	}
+}
+
+// mockRoutesTo sends q with ctx (with ExecContext when exec, else with
+// QueryContext) to rwshard over a primary and two replicas, of which only
+// the node named want expects it, unchanged, and requires that it ran
+// there and nowhere else.
+func mockRoutesTo(t *testing.T, ctx context.Context, q string, exec bool, want string) {
+	t.Helper()
+	mc := newMockCluster(t, 2)
+	mc.node(want).expect(q, exec)
+	mc.ranOn(ctx, mc.db, want, q, exec)
+	mc.verify()
 }
 
 // With no replica configured, reads fall back to the primary.
 func TestMockRoutingNoReplicas(t *testing.T) {
 	mc := newMockCluster(t, 0)
-	ctx := context.Background()
 	mc.primary().expectRead("SELECT v FROM t")
-	got, err := mockRead(ctx, mc.db, "SELECT v FROM t")
-	require.NoError(t, err)
-	assert.Equal(t, "primary", got)
+	mc.ranOn(context.Background(), mc.db, "primary", "SELECT v FROM t", false)
 	mc.verify()
 }
 
@@ -320,10 +313,8 @@ func TestMockWithNames(t *testing.T) {
 	mc := newMockCluster(t, 2, rwshard.WithNames("main", "east", "west"))
 	ctx := context.Background()
 	mc.node("replica2").expectRead("SELECT v FROM t")
-	got, err := mockRead(hint.Node(ctx, "west"), mc.db, "SELECT v FROM t")
-	require.NoError(t, err)
-	assert.Equal(t, "replica2", got) // the mock's own name
-	_, err = mc.db.QueryContext(hint.Node(ctx, "replica2"), "SELECT v FROM t")
+	mc.ranOn(hint.Node(ctx, "west"), mc.db, "replica2", "SELECT v FROM t", false) // the mock's own name
+	_, err := mc.db.QueryContext(hint.Node(ctx, "replica2"), "SELECT v FROM t")
 	var re *rwshard.RouteError
 	require.ErrorAs(t, err, &re)
 	assert.ErrorIs(t, err, rwshard.ErrUnknownNode)
@@ -367,26 +358,8 @@ func TestMockHintsRoute(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			mc := newMockCluster(t, 2)
-			ctx := context.Background()
-			if tt.ctx != nil {
-				ctx = tt.ctx(ctx)
-			}
-			n := mc.node(tt.want)
-			var (
-				got string
-				err error
-			)
-			if tt.exec {
-				n.expectWrite(tt.sql)
-				got, err = mc.execNode(ctx, mc.db, tt.sql)
-			} else {
-				n.expectRead(tt.sql) // sent with its comment, unchanged
-				got, err = mockRead(ctx, mc.db, tt.sql)
-			}
-			require.NoError(t, err)
-			assert.Equal(t, tt.want, got)
-			mc.verify()
+			// Expected with its comment: the statement is sent unchanged.
+			mockRoutesTo(t, mockCtx(tt.ctx), tt.sql, tt.exec, tt.want)
 		})
 	}
 }
@@ -429,20 +402,7 @@ func TestMockHintsRefused(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			mc := newMockCluster(t, 2)
-			ctx := context.Background()
-			if tt.ctx != nil {
-				ctx = tt.ctx(ctx)
-			}
-			var err error
-			if tt.exec {
-				_, err = mc.db.ExecContext(ctx, tt.sql)
-			} else {
-				var rows *sql.Rows
-				rows, err = mc.db.QueryContext(ctx, tt.sql)
-				if rows != nil {
-					rows.Close()
-				}
-			}
+			err := mockSend(mockCtx(tt.ctx), mc.db, tt.sql, tt.exec)
 			require.Error(t, err)
 			assert.True(t, strings.HasPrefix(err.Error(), "rwshard: "), err.Error())
 			assert.NotErrorIs(t, err, driver.ErrBadConn)
@@ -513,18 +473,10 @@ func TestMockTxOnPrimary(t *testing.T) {
 			tx, err := mc.db.BeginTx(ctx, tt.opts)
 			require.NoError(t, err)
 			assert.Equal(t, mc.busyOnly("primary", 1), mc.busy())
-			got, err := mockRead(ctx, tx, "SELECT v FROM t WHERE id = ?", 1)
-			require.NoError(t, err)
-			assert.Equal(t, "primary", got)
-			got, err = mockRead(ctx, tx, "SHOW TABLES")
-			require.NoError(t, err)
-			assert.Equal(t, "primary", got)
-			got, err = mc.execNode(ctx, tx, "UPDATE t SET v = ? WHERE id = ?", 2, 1)
-			require.NoError(t, err)
-			assert.Equal(t, "primary", got)
-			got, err = mockRead(hint.Node(ctx, "replica2"), tx, "SELECT v FROM t WHERE id = 2")
-			require.NoError(t, err)
-			assert.Equal(t, "primary", got)
+			mc.ranOn(ctx, tx, "primary", "SELECT v FROM t WHERE id = ?", false, 1)
+			mc.ranOn(ctx, tx, "primary", "SHOW TABLES", false)
+			mc.ranOn(ctx, tx, "primary", "UPDATE t SET v = ? WHERE id = ?", true, 2, 1)
+			mc.ranOn(hint.Node(ctx, "replica2"), tx, "primary", "SELECT v FROM t WHERE id = 2", false)
 			assert.Equal(t, mc.busyOnly("primary", 1), mc.busy(), "one connection for the whole tx")
 			if tt.commit {
 				require.NoError(t, tx.Commit())
@@ -535,9 +487,7 @@ func TestMockTxOnPrimary(t *testing.T) {
 
 			// After the transaction, reads go to replicas again.
 			mc.node("replica1").expectRead("SELECT v FROM t")
-			got, err = mockRead(ctx, mc.db, "SELECT v FROM t")
-			require.NoError(t, err)
-			assert.Equal(t, "replica1", got)
+			mc.ranOn(ctx, mc.db, "replica1", "SELECT v FROM t", false)
 			mc.verify()
 		})
 	}
@@ -573,9 +523,7 @@ func TestMockReadOnlyTx(t *testing.T) {
 			tx, err := mc.db.BeginTx(ctx, tt.opts)
 			require.NoError(t, err)
 			for _, q := range []string{"SELECT v FROM t", "SELECT w FROM u"} {
-				got, err := mockRead(ctx, tx, q)
-				require.NoError(t, err)
-				assert.Equal(t, tt.want, got, "every statement on the tx's node")
+				mc.ranOn(ctx, tx, tt.want, q, false) // every statement on the tx's node
 			}
 			require.NoError(t, tx.Commit())
 			assert.Equal(t, mc.idle(), mc.busy())
@@ -587,10 +535,7 @@ func TestMockReadOnlyTx(t *testing.T) {
 // Only plain reads run in a read-only transaction on a replica: anything
 // else is refused and not sent, and the transaction stays usable.
 func TestMockReplicaTxRefusesWrites(t *testing.T) {
-	refused := []struct {
-		sql  string
-		exec bool
-	}{
+	refused := []mockStmt{
 		{"INSERT INTO t (v) VALUES (1)", true},
 		{"UPDATE t SET v = 1", true},
 		{"INSERT INTO t (v) VALUES (1) RETURNING id", false},
@@ -609,25 +554,14 @@ func TestMockReplicaTxRefusesWrites(t *testing.T) {
 	tx, err := mc.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	require.NoError(t, err)
 	for _, q := range refused {
-		var err error
-		if q.exec {
-			_, err = tx.ExecContext(ctx, q.sql)
-		} else {
-			var rows *sql.Rows
-			rows, err = tx.QueryContext(ctx, q.sql)
-			if rows != nil {
-				rows.Close()
-			}
-		}
+		err := mockSend(ctx, tx, q.sql, q.exec)
 		var re *rwshard.RouteError
 		if assert.ErrorAs(t, err, &re, q.sql) {
 			assert.ErrorIs(t, err, rwshard.ErrWriteToReplica, q.sql)
 			assert.Equal(t, "replica1", re.Node)
 		}
 	}
-	got, err := mockRead(ctx, tx, "SELECT v FROM t")
-	require.NoError(t, err)
-	assert.Equal(t, "replica1", got)
+	mc.ranOn(ctx, tx, "replica1", "SELECT v FROM t", false)
 	require.NoError(t, tx.Rollback())
 	assert.Equal(t, mc.idle(), mc.busy())
 	mc.verify()
@@ -679,28 +613,16 @@ func TestMockSessionPinning(t *testing.T) {
 			mc := newMockCluster(t, 2)
 			ctx := context.Background()
 			p := mc.primary()
-			if tt.exec {
-				p.expectWrite(tt.pin)
-			} else {
-				p.expectRead(tt.pin)
-			}
+			p.expect(tt.pin, tt.exec)
 			p.expectRead("SELECT @v")
 			p.expectRead("SELECT v FROM t")
 			p.expectWrite("UPDATE t SET v = 2")
 			p.expectRead("SELECT v FROM t")
 			mc.node("replica1").expectRead("SELECT v FROM t")
 
-			conn, err := mc.db.Conn(ctx)
-			require.NoError(t, err)
+			conn := mc.conn(ctx)
 			assert.Equal(t, mc.idle(), mc.busy(), "a fresh logical connection holds nothing")
-			var got string
-			if tt.exec {
-				got, err = mc.execNode(ctx, conn, tt.pin)
-			} else {
-				got, err = mockRead(ctx, conn, tt.pin)
-			}
-			require.NoError(t, err)
-			assert.Equal(t, "primary", got)
+			mc.ranOn(ctx, conn, "primary", tt.pin, tt.exec)
 			assert.Equal(t, mc.busyOnly("primary", 1), mc.busy(), "pinned after %q", tt.pin)
 
 			for _, step := range []struct {
@@ -713,21 +635,13 @@ func TestMockSessionPinning(t *testing.T) {
 				{"UPDATE t SET v = 2", true, ctx},
 				{"SELECT v FROM t", false, hint.Node(ctx, "replica2")}, // hints cannot leave a pinned session
 			} {
-				if step.exec {
-					got, err = mc.execNode(step.ctx, conn, step.sql)
-				} else {
-					got, err = mockRead(step.ctx, conn, step.sql)
-				}
-				require.NoError(t, err, step.sql)
-				assert.Equal(t, "primary", got, step.sql)
+				mc.ranOn(step.ctx, conn, "primary", step.sql, step.exec)
 				assert.Equal(t, mc.busyOnly("primary", 1), mc.busy(), "still one pinned connection after %q", step.sql)
 			}
 			require.NoError(t, conn.Close())
 
 			// The pin ended with the logical connection's session.
-			got, err = mockRead(ctx, mc.db, "SELECT v FROM t")
-			require.NoError(t, err)
-			assert.Equal(t, "replica1", got)
+			mc.ranOn(ctx, mc.db, "replica1", "SELECT v FROM t", false)
 			assert.Equal(t, mc.idle(), mc.busy())
 			mc.verify()
 		})
@@ -750,11 +664,9 @@ func TestMockPinnedSessionsHoldOwnConnection(t *testing.T) {
 		p.expectRead("SELECT @w")
 	}
 
-	c1, err := mc.db.Conn(ctx)
-	require.NoError(t, err)
-	c2, err := mc.db.Conn(ctx)
-	require.NoError(t, err)
-	_, err = c1.ExecContext(ctx, "SET @v = 1")
+	c1 := mc.conn(ctx)
+	c2 := mc.conn(ctx)
+	_, err := c1.ExecContext(ctx, "SET @v = 1")
 	require.NoError(t, err)
 	assert.Equal(t, 1, p.busy())
 	_, err = c2.ExecContext(ctx, "SET @w = 2")
@@ -769,9 +681,7 @@ func TestMockPinnedSessionsHoldOwnConnection(t *testing.T) {
 			c *sql.Conn
 			q string
 		}{{c1, "SELECT @v"}, {c2, "SELECT @w"}} {
-			got, err := mockRead(tctx, s.c, s.q)
-			require.NoError(t, err, "a pinned session needs no second connection")
-			assert.Equal(t, "primary", got)
+			mc.ranOn(tctx, s.c, "primary", s.q, false) // a pinned session needs no second connection
 			assert.Equal(t, 2, p.busy())
 		}
 	}
@@ -804,33 +714,19 @@ func TestMockTextTransaction(t *testing.T) {
 			p.expectWrite(tt.end)
 			mc.node("replica1").expectRead("SELECT v FROM t")
 
-			conn, err := mc.db.Conn(ctx)
-			require.NoError(t, err)
-			defer conn.Close()
-			for _, s := range []struct {
-				sql  string
-				exec bool
-			}{
+			conn := mc.conn(ctx)
+			for _, s := range []mockStmt{
 				{tt.begin, true},
 				{"SELECT v FROM t", false},
 				{"INSERT INTO t (v) VALUES (1)", true},
 				{"SELECT v FROM t WHERE id = 1", false},
 				{tt.end, true},
 			} {
-				var got string
-				if s.exec {
-					got, err = mc.execNode(ctx, conn, s.sql)
-				} else {
-					got, err = mockRead(ctx, conn, s.sql)
-				}
-				require.NoError(t, err, s.sql)
-				assert.Equal(t, "primary", got, s.sql)
+				mc.ranOn(ctx, conn, "primary", s.sql, s.exec)
 			}
 			// The transaction ended and nothing else pinned the session:
 			// plain reads go to replicas again.
-			got, err := mockRead(ctx, conn, "SELECT v FROM t")
-			require.NoError(t, err)
-			assert.Equal(t, "replica1", got, "after %s", tt.end)
+			mc.ranOn(ctx, conn, "replica1", "SELECT v FROM t", false)
 			require.NoError(t, conn.Close())
 			assert.Equal(t, mc.idle(), mc.busy())
 			mc.verify()
@@ -844,12 +740,8 @@ func TestMockBeginTxInsideTextTransaction(t *testing.T) {
 	mc := newMockCluster(t, 1)
 	ctx := context.Background()
 	mc.primary().expectWrite("BEGIN")
-	conn, err := mc.db.Conn(ctx)
-	require.NoError(t, err)
-	defer conn.Close()
-	_, err = conn.ExecContext(ctx, "BEGIN")
-	require.NoError(t, err)
-	_, err = conn.BeginTx(ctx, nil)
+	conn := mc.conn(ctx, "BEGIN")
+	_, err := conn.BeginTx(ctx, nil)
 	var re *rwshard.RouteError
 	require.ErrorAs(t, err, &re)
 	assert.Equal(t, "in-transaction", re.Reason)
@@ -864,10 +756,7 @@ func TestMockAutocommitOff(t *testing.T) {
 	mc := newMockCluster(t, 2)
 	ctx := context.Background()
 	p := mc.primary()
-	steps := []struct {
-		sql  string
-		exec bool
-	}{
+	steps := []mockStmt{
 		{"SET autocommit=0", true},
 		{"SELECT v FROM t", false},
 		{"UPDATE t SET v = 1", true},
@@ -877,31 +766,17 @@ func TestMockAutocommitOff(t *testing.T) {
 		{"SELECT v FROM t", false},
 	}
 	for _, s := range steps {
-		if s.exec {
-			p.expectWrite(s.sql)
-		} else {
-			p.expectRead(s.sql)
-		}
+		p.expect(s.sql, s.exec)
 	}
 	mc.node("replica1").expectRead("SELECT v FROM t")
 
-	conn, err := mc.db.Conn(ctx)
-	require.NoError(t, err)
+	conn := mc.conn(ctx)
 	for _, s := range steps {
-		var got string
-		if s.exec {
-			got, err = mc.execNode(ctx, conn, s.sql)
-		} else {
-			got, err = mockRead(ctx, conn, s.sql)
-		}
-		require.NoError(t, err, s.sql)
-		assert.Equal(t, "primary", got, s.sql)
+		mc.ranOn(ctx, conn, "primary", s.sql, s.exec)
 		assert.Equal(t, mc.busyOnly("primary", 1), mc.busy(), s.sql)
 	}
 	require.NoError(t, conn.Close())
-	got, err := mockRead(ctx, mc.db, "SELECT v FROM t")
-	require.NoError(t, err)
-	assert.Equal(t, "replica1", got)
+	mc.ranOn(ctx, mc.db, "replica1", "SELECT v FROM t", false)
 	mc.verify()
 }
 
@@ -914,10 +789,7 @@ func TestMockPinnedSessionReleasedWhenIdle(t *testing.T) {
 		mc := newMockCluster(t, 1)
 		ctx := context.Background()
 		mc.primary().expectWrite("SET @v = 1")
-		conn, err := mc.db.Conn(ctx)
-		require.NoError(t, err)
-		_, err = conn.ExecContext(ctx, "SET @v = 1")
-		require.NoError(t, err)
+		conn := mc.conn(ctx, "SET @v = 1")
 		assert.Equal(t, mc.busyOnly("primary", 1), mc.busy())
 		require.NoError(t, conn.Close())
 		assert.Equal(t, mc.idle(), mc.busy(), "pinned connection still held by an idle logical connection")
@@ -936,10 +808,7 @@ func TestMockPinnedSessionReleasedWhenIdle(t *testing.T) {
 		mc := newMockCluster(t, 1)
 		ctx := context.Background()
 		mc.primary().expectWrite("BEGIN")
-		conn, err := mc.db.Conn(ctx)
-		require.NoError(t, err)
-		_, err = conn.ExecContext(ctx, "BEGIN")
-		require.NoError(t, err)
+		conn := mc.conn(ctx, "BEGIN")
 		require.NoError(t, conn.Close())
 		assert.Equal(t, mc.idle(), mc.busy(), "open text transaction still held by an idle logical connection")
 		mc.verify()
@@ -969,9 +838,7 @@ func TestMockIdleHoldsNothing(t *testing.T) {
 	assert.Equal(t, mc.idle(), mc.busy())
 
 	// A row scanned to the end releases it too.
-	got, err := mockRead(ctx, mc.db, "SELECT v FROM t")
-	require.NoError(t, err)
-	assert.Equal(t, "replica2", got)
+	mc.ranOn(ctx, mc.db, "replica2", "SELECT v FROM t", false)
 	assert.Equal(t, mc.idle(), mc.busy())
 
 	_, err = mc.db.ExecContext(ctx, "INSERT INTO t (v) VALUES (1)")
@@ -987,8 +854,7 @@ func TestMockIdleHoldsNothing(t *testing.T) {
 	// it is closed.
 	r2.expectRead("SELECT v FROM t")
 	p.expectWrite("UPDATE t SET v = 1")
-	conn, err := mc.db.Conn(ctx)
-	require.NoError(t, err)
+	conn := mc.conn(ctx)
 	_, err = mockRead(ctx, conn, "SELECT v FROM t")
 	require.NoError(t, err)
 	assert.Equal(t, mc.idle(), mc.busy())
@@ -1014,8 +880,7 @@ func TestMockHeldPrimaryConnection(t *testing.T) {
 	p.expectRead("SELECT ROW_COUNT()")
 	mc.node("replica1").expectRead("SELECT v FROM t")
 
-	conn, err := mc.db.Conn(ctx)
-	require.NoError(t, err)
+	conn := mc.conn(ctx)
 	opened := p.db.Stats().OpenConnections
 	for _, s := range []struct {
 		sql, want string
@@ -1027,14 +892,7 @@ func TestMockHeldPrimaryConnection(t *testing.T) {
 		{"INSERT INTO t (v) VALUES (2)", "primary", true},
 		{"SELECT ROW_COUNT()", "primary", false},
 	} {
-		var got string
-		if s.exec {
-			got, err = mc.execNode(ctx, conn, s.sql)
-		} else {
-			got, err = mockRead(ctx, conn, s.sql)
-		}
-		require.NoError(t, err, s.sql)
-		assert.Equal(t, s.want, got, s.sql)
+		mc.ranOn(ctx, conn, s.want, s.sql, s.exec)
 		assert.Equal(t, mc.busyOnly("primary", 1), mc.busy(), "after %q: the same primary connection is held", s.sql)
 	}
 	assert.LessOrEqual(t, p.db.Stats().OpenConnections, opened+1, "one primary connection for the whole conversation")
@@ -1054,13 +912,8 @@ func TestMockBadConnOnHeldPrimary(t *testing.T) {
 	p.mock.ExpectExec("UPDATE t SET v = 2").WillReturnError(driver.ErrBadConn)
 	p.expectWrite("UPDATE t SET v = 2")
 
-	conn, err := mc.db.Conn(ctx)
-	require.NoError(t, err)
-	_, err = conn.ExecContext(ctx, "INSERT INTO t (v) VALUES (1)")
-	require.NoError(t, err)
-	got, err := mc.execNode(ctx, conn, "UPDATE t SET v = 2")
-	require.NoError(t, err)
-	assert.Equal(t, "primary", got)
+	conn := mc.conn(ctx, "INSERT INTO t (v) VALUES (1)")
+	mc.ranOn(ctx, conn, "primary", "UPDATE t SET v = 2", true)
 	require.NoError(t, conn.Close())
 	assert.Equal(t, mc.idle(), mc.busy())
 	mc.verify()
@@ -1087,24 +940,9 @@ func TestMockServerErrorUnwrapped(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			mc := newMockCluster(t, 2)
-			ctx := context.Background()
-			if tt.ctx != nil {
-				ctx = tt.ctx(ctx)
-			}
 			dup := &mysql.MySQLError{Number: 1062, Message: "dup"}
-			n := mc.node(tt.node)
-			var err error
-			if tt.exec {
-				n.mock.ExpectExec(tt.sql).WillReturnError(dup)
-				_, err = mc.db.ExecContext(ctx, tt.sql)
-			} else {
-				n.mock.ExpectQuery(tt.sql).WillReturnError(dup)
-				var rows *sql.Rows
-				rows, err = mc.db.QueryContext(ctx, tt.sql)
-				if rows != nil {
-					rows.Close()
-				}
-			}
+			mc.node(tt.node).expectError(tt.sql, tt.exec, dup)
+			err := mockSend(mockCtx(tt.ctx), mc.db, tt.sql, tt.exec)
 			assert.True(t, err == error(dup), "want the server's error itself, got %T %v", err, err)
 			var me *mysql.MySQLError
 			require.ErrorAs(t, err, &me)
@@ -1133,21 +971,13 @@ func TestMockServerErrorInSession(t *testing.T) {
 	require.NoError(t, err)
 	_, err = tx.ExecContext(ctx, "INSERT INTO t (id) VALUES (1)")
 	assert.True(t, err == error(dup), "got %v", err)
-	got, err := mockRead(ctx, tx, "SELECT v FROM t")
-	require.NoError(t, err)
-	assert.Equal(t, "primary", got)
+	mc.ranOn(ctx, tx, "primary", "SELECT v FROM t", false)
 	require.NoError(t, tx.Commit())
 
-	conn, err := mc.db.Conn(ctx)
-	require.NoError(t, err)
-	defer conn.Close()
-	_, err = conn.ExecContext(ctx, "SET @v = 1")
-	require.NoError(t, err)
+	conn := mc.conn(ctx, "SET @v = 1")
 	_, err = mockRead(ctx, conn, "SELECT @v")
 	assert.True(t, err == error(dup), "got %v", err)
-	got, err = mockRead(ctx, conn, "SELECT @v")
-	require.NoError(t, err)
-	assert.Equal(t, "primary", got)
+	mc.ranOn(ctx, conn, "primary", "SELECT @v", false)
 	assert.Equal(t, mc.busyOnly("primary", 1), mc.busy(), "the session survived the server error")
 	mc.verify()
 }
@@ -1172,31 +1002,12 @@ func TestMockBadConnRetried(t *testing.T) {
 		for bad := 1; bad <= 2; bad++ {
 			t.Run(fmt.Sprintf("%s/%d bad", tt.name, bad), func(t *testing.T) {
 				mc := newMockCluster(t, 2)
-				ctx := context.Background()
-				if tt.ctx != nil {
-					ctx = tt.ctx(ctx)
-				}
 				n := mc.node(tt.node)
 				for range bad {
-					if tt.exec {
-						n.mock.ExpectExec(tt.sql).WillReturnError(driver.ErrBadConn)
-					} else {
-						n.mock.ExpectQuery(tt.sql).WillReturnError(driver.ErrBadConn)
-					}
+					n.expectError(tt.sql, tt.exec, driver.ErrBadConn)
 				}
-				var (
-					got string
-					err error
-				)
-				if tt.exec {
-					n.expectWrite(tt.sql)
-					got, err = mc.execNode(ctx, mc.db, tt.sql)
-				} else {
-					n.expectRead(tt.sql)
-					got, err = mockRead(ctx, mc.db, tt.sql)
-				}
-				require.NoError(t, err)
-				assert.Equal(t, tt.node, got)
+				n.expect(tt.sql, tt.exec)
+				mc.ranOn(mockCtx(tt.ctx), mc.db, tt.node, tt.sql, tt.exec)
 				assert.Equal(t, mc.idle(), mc.busy())
 				mc.verify()
 			})
@@ -1230,23 +1041,10 @@ func TestMockBadConnExhausted(t *testing.T) {
 			for _, name := range tt.nodes {
 				n := mc.node(name)
 				for range attempts {
-					if tt.exec {
-						n.mock.ExpectExec(tt.sql).WillReturnError(driver.ErrBadConn)
-					} else {
-						n.mock.ExpectQuery(tt.sql).WillReturnError(driver.ErrBadConn)
-					}
+					n.expectError(tt.sql, tt.exec, driver.ErrBadConn)
 				}
 			}
-			var err error
-			if tt.exec {
-				_, err = mc.db.ExecContext(ctx, tt.sql)
-			} else {
-				var rows *sql.Rows
-				rows, err = mc.db.QueryContext(ctx, tt.sql)
-				if rows != nil {
-					rows.Close()
-				}
-			}
+			err := mockSend(ctx, mc.db, tt.sql, tt.exec)
 			require.Error(t, err)
 			assert.NotErrorIs(t, err, driver.ErrBadConn)
 			var re *rwshard.RouteError
@@ -1271,12 +1069,8 @@ func TestMockBadConnInSession(t *testing.T) {
 		p.expectWrite("SET @v = 1")
 		p.mock.ExpectQuery("SELECT @v").WillReturnError(driver.ErrBadConn) // exactly once
 
-		conn, err := mc.db.Conn(ctx)
-		require.NoError(t, err)
-		defer conn.Close()
-		_, err = conn.ExecContext(ctx, "SET @v = 1")
-		require.NoError(t, err)
-		_, err = mockRead(ctx, conn, "SELECT @v")
+		conn := mc.conn(ctx, "SET @v = 1")
+		_, err := mockRead(ctx, conn, "SELECT @v")
 		require.Error(t, err)
 		assert.NotErrorIs(t, err, driver.ErrBadConn)
 		assert.ErrorIs(t, err, rwshard.ErrSessionLost)
@@ -1320,35 +1114,17 @@ func TestMockSessionLostPoisonsConnection(t *testing.T) {
 	p.expectWrite("INSERT INTO t (v) VALUES (1)")
 	p.mock.ExpectExec("UPDATE t SET v = 2").WillReturnError(driver.ErrBadConn)
 
-	conn, err := mc.db.Conn(ctx)
-	require.NoError(t, err)
-	defer conn.Close()
-	_, err = conn.ExecContext(ctx, "BEGIN")
-	require.NoError(t, err)
-	_, err = conn.ExecContext(ctx, "INSERT INTO t (v) VALUES (1)")
-	require.NoError(t, err)
-	_, err = conn.ExecContext(ctx, "UPDATE t SET v = 2")
+	conn := mc.conn(ctx, "BEGIN", "INSERT INTO t (v) VALUES (1)")
+	_, err := conn.ExecContext(ctx, "UPDATE t SET v = 2")
 	require.ErrorIs(t, err, rwshard.ErrSessionLost)
 
 	// Nothing more may be sent on this logical connection.
-	for _, s := range []struct {
-		sql  string
-		exec bool
-	}{
+	for _, s := range []mockStmt{
 		{"INSERT INTO t (v) VALUES (3)", true},
 		{"SELECT v FROM t", false},
 		{"ROLLBACK", true},
 	} {
-		var err error
-		if s.exec {
-			_, err = conn.ExecContext(ctx, s.sql)
-		} else {
-			var rows *sql.Rows
-			rows, err = conn.QueryContext(ctx, s.sql)
-			if rows != nil {
-				rows.Close()
-			}
-		}
+		err := mockSend(ctx, conn, s.sql, s.exec)
 		assert.ErrorIs(t, err, rwshard.ErrSessionLost, "%q after the session was lost", s.sql)
 		assert.NotErrorIs(t, err, driver.ErrBadConn)
 	}
@@ -1678,9 +1454,7 @@ func TestMockPreparedRead(t *testing.T) {
 	mc := newMockCluster(t, 2)
 	ctx := context.Background()
 	const q = "SELECT v FROM t WHERE id = ?"
-	st, err := mc.db.PrepareContext(ctx, q)
-	require.NoError(t, err)
-	defer st.Close()
+	st := mc.prepare(ctx, q)
 	mc.verify() // Prepare sends nothing
 
 	// The handles are not rwshard's own, so each execution prepares on
@@ -1712,9 +1486,7 @@ func TestMockPreparedWrite(t *testing.T) {
 	mc := newMockCluster(t, 2)
 	ctx := context.Background()
 	const q = "INSERT INTO t (v) VALUES (?)"
-	st, err := mc.db.PrepareContext(ctx, q)
-	require.NoError(t, err)
-	defer st.Close()
+	st := mc.prepare(ctx, q)
 	for i := range 2 {
 		mc.primary().mock.ExpectPrepare(q).WillBeClosed().
 			ExpectExec().WithArgs(int64(i)).WillReturnResult(sqlmock.NewResult(42, 3))
@@ -1727,7 +1499,7 @@ func TestMockPreparedWrite(t *testing.T) {
 		assert.Equal(t, [2]int64{42, 3}, [2]int64{id, n})
 	}
 	// A replica hint on a prepared write is refused and not sent.
-	_, err = st.ExecContext(hint.Node(ctx, "replica1"), 5)
+	_, err := st.ExecContext(hint.Node(ctx, "replica1"), 5)
 	assert.ErrorIs(t, err, rwshard.ErrWriteToReplica)
 	assert.Equal(t, mc.idle(), mc.busy())
 	mc.verify()
@@ -1739,9 +1511,7 @@ func TestMockPreparedInTx(t *testing.T) {
 	mc := newMockCluster(t, 2)
 	ctx := context.Background()
 	const q = "SELECT v FROM t WHERE id = ?"
-	st, err := mc.db.PrepareContext(ctx, q)
-	require.NoError(t, err)
-	defer st.Close()
+	st := mc.prepare(ctx, q)
 	p := mc.primary()
 	p.mock.ExpectBegin()
 	p.mock.ExpectPrepare(q).WillBeClosed().ExpectQuery().WithArgs(int64(1)).

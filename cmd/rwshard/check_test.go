@@ -102,14 +102,24 @@ func TestCheckUnreachableHost(t *testing.T) {
 	assert.Less(t, took, 10*time.Second, "check hung on the blackholed host")
 }
 
+// sabotage runs stmt on the replica n as the administrator and, when the
+// test ends, undo, so that the shared lab is left as it was; with rejoin
+// the cleanup then waits until n replicates again.
+func sabotage(t *testing.T, n *lab.Node, stmt, undo string, rejoin bool) {
+	t.Helper()
+	require.NoError(t, n.Exec(labtest.Ctx(t, time.Minute), stmt))
+	t.Cleanup(func() {
+		require.NoError(t, n.Exec(context.Background(), undo))
+		if rejoin {
+			waitReplicating(t, n)
+		}
+	})
+}
+
 func TestCheckStoppedReplication(t *testing.T) {
 	l := rwLab.Get(t)
 	victim := l.Replicas()[1]
-	require.NoError(t, l.StopReplication(labtest.Ctx(t, time.Minute), victim))
-	t.Cleanup(func() {
-		require.NoError(t, l.StartReplication(context.Background(), victim))
-		waitReplicating(t, victim)
-	})
+	sabotage(t, victim, "STOP SLAVE", "START SLAVE", true)
 	r := cli(t, "check", labDSN(l, ""))
 	assert.Equal(t, exitProblem, r.code, r)
 	assert.Contains(t, r.stdout, victim.Name+": replication not running: IO thread No, SQL thread No")
@@ -120,17 +130,12 @@ func TestCheckStoppedReplication(t *testing.T) {
 
 func TestCheckReplicaCannotReachPrimary(t *testing.T) {
 	l := rwLab.Get(t)
-	ctx := labtest.Ctx(t, time.Minute)
 	victim := l.Replicas()[0]
 	// Pointed at a closed port, the IO thread stays Connecting: check waits
 	// a moment for it (it passes through Connecting after every start),
 	// then reports it with the replica's last IO error.
-	require.NoError(t, victim.Exec(ctx, "STOP SLAVE; CHANGE MASTER TO MASTER_PORT=1; START SLAVE"))
-	t.Cleanup(func() {
-		require.NoError(t, victim.Exec(context.Background(),
-			fmt.Sprintf("STOP SLAVE; CHANGE MASTER TO MASTER_PORT=%d; START SLAVE", l.Primary().Port)))
-		waitReplicating(t, victim)
-	})
+	sabotage(t, victim, "STOP SLAVE; CHANGE MASTER TO MASTER_PORT=1; START SLAVE",
+		fmt.Sprintf("STOP SLAVE; CHANGE MASTER TO MASTER_PORT=%d; START SLAVE", l.Primary().Port), true)
 	r := cli(t, "check", labDSN(l, ""))
 	assert.Equal(t, exitProblem, r.code, r)
 	assert.Contains(t, r.stdout, victim.Name+": replication not running: IO thread Connecting, SQL thread Yes; last IO error: ")
@@ -139,10 +144,8 @@ func TestCheckReplicaCannotReachPrimary(t *testing.T) {
 
 func TestCheckWritableReplica(t *testing.T) {
 	l := rwLab.Get(t)
-	ctx := labtest.Ctx(t, time.Minute)
 	victim := l.Replicas()[0]
-	require.NoError(t, victim.Exec(ctx, "SET GLOBAL read_only = OFF"))
-	t.Cleanup(func() { require.NoError(t, victim.Exec(context.Background(), "SET GLOBAL read_only = ON")) })
+	sabotage(t, victim, "SET GLOBAL read_only = OFF", "SET GLOBAL read_only = ON", false)
 	r := cli(t, "check", labDSN(l, ""))
 	assert.Equal(t, exitProblem, r.code, r)
 	assert.Contains(t, r.stdout, victim.Name+": writable (read_only=OFF)")

@@ -146,8 +146,7 @@ func TestLabDownReapsLeftovers(t *testing.T) {
 	needMariaDB(t)
 	// A detached lab whose state was lost: down -dir reaps it, and only
 	// under that directory.
-	parent := t.TempDir()
-	l := labtest.Fresh(t, lab.Options{Shards: 1, Replicas: 0, Detach: true, Dir: parent})
+	l, parent := labtest.Detached(t, 0)
 	pid := l.State().Nodes[0].PID
 	require.Contains(t, lab.Leftovers(), pid)
 

@@ -23,11 +23,7 @@ import (
 // tests that break it restore it in t.Cleanup.
 var rwLab = labtest.NewShared(lab.RW())
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	rwLab.Stop()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { labtest.Main(m, rwLab) }
 
 // result is the outcome of one run of the command.
 type result struct {

@@ -1,14 +1,11 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"regexp"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/rwshard/rwshard/internal/lab"
 	"github.com/rwshard/rwshard/internal/lab/labtest"
@@ -16,12 +13,7 @@ import (
 
 // The quickstart runs in CI: its story must stay true.
 func TestQuickstart(t *testing.T) {
-	l := labtest.Fresh(t, lab.RW())
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	var out bytes.Buffer
-	require.NoError(t, run(ctx, &out, l), out.String())
-	s := out.String()
+	_, s := labtest.RunFresh(t, lab.RW(), 2*time.Minute, run)
 	t.Log(s)
 	for _, want := range []string{
 		`INSERT INTO orders … VALUES \(…, @@server_id\) ×3\s+primary\s+write`,

@@ -23,11 +23,7 @@ import (
 // served by each shard's replica. The placement is also checked on the
 // primaries directly, not only from what the example prints.
 func TestRun(t *testing.T) {
-	l := labtest.Fresh(t, lab.Sharded())
-	ctx := labtest.Ctx(t, 3*time.Minute)
-	var b strings.Builder
-	require.NoError(t, run(ctx, &b, l), b.String())
-	out := b.String()
+	l, out := labtest.RunFresh(t, lab.Sharded(), 3*time.Minute, run)
 	t.Log(out)
 
 	// 2. The physical tables, as every node has them.

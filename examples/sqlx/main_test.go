@@ -15,12 +15,7 @@ import (
 // Each want is a regular expression matched at the end of a line of the
 // step's paragraph.
 func TestRun(t *testing.T) {
-	l := labtest.Fresh(t, lab.RW())
-	var out strings.Builder
-	if err := run(labtest.Ctx(t, 2*time.Minute), &out, l); err != nil {
-		t.Fatalf("run: %v\n%s", err, out.String())
-	}
-	got := out.String()
+	_, got := labtest.RunFresh(t, lab.RW(), 2*time.Minute, run)
 	replica := `replica[12]`
 	for _, c := range []struct{ step, want string }{
 		{"db.ExecContext(ctx, schema)", `ran on primary×1  \(write×1\)`},

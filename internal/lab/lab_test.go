@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"testing"
 	"time"
 
@@ -20,11 +19,7 @@ import (
 
 var shared = labtest.NewShared(lab.RW())
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	shared.Stop()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { labtest.Main(m, shared) }
 
 // appDB opens the node as the application user.
 func appDB(t testing.TB, n *lab.Node, params string) *sql.DB {

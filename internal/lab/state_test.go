@@ -17,17 +17,8 @@ import (
 	"github.com/rwshard/rwshard/internal/lab/labtest"
 )
 
-// detached starts a detached lab (as `rwshard lab up` does) under its own
-// parent directory.
-func detached(t *testing.T, replicas int) (*lab.Lab, string) {
-	t.Helper()
-	parent := t.TempDir()
-	l := labtest.Fresh(t, lab.Options{Shards: 1, Replicas: replicas, Detach: true, Dir: parent})
-	return l, parent
-}
-
 func TestStateSaveLoadStop(t *testing.T) {
-	l, _ := detached(t, 1)
+	l, _ := labtest.Detached(t, 1)
 	path := filepath.Join(t.TempDir(), "state.json")
 	require.NoError(t, l.Save(path))
 
@@ -69,7 +60,7 @@ func TestStateSaveLoadStop(t *testing.T) {
 }
 
 func TestReapInKillsOnlyUnderDir(t *testing.T) {
-	l, parent := detached(t, 0)
+	l, parent := labtest.Detached(t, 0)
 	s := l.State()
 	require.Len(t, s.Nodes, 1)
 	pid := s.Nodes[0].PID

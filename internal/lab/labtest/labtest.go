@@ -1,16 +1,19 @@
 // Package labtest gives test packages a real MariaDB replication lab.
 //
 // Integration tests call Shared.Get (a lab started on first use and stopped
-// by the package's TestMain) or Fresh (a private lab for tests that inject
-// destructive faults). When mariadbd is not installed they are skipped with
-// a message, unless RWSHARD_LAB=require is set, as `make test` and CI do:
-// then a lab that cannot start fails the test.
+// by the package's TestMain, see Main) or Fresh (a private lab for tests
+// that inject destructive faults; Detached and RunFresh build on it). When
+// mariadbd is not installed they are skipped with a message, unless
+// RWSHARD_LAB=require is set, as `make test` and CI do: then a lab that
+// cannot start fails the test.
 package labtest
 
 import (
 	"context"
 	"errors"
+	"io"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -49,6 +52,16 @@ func (s *Shared) Stop() {
 	}
 }
 
+// Main is a package's TestMain: it runs the tests, stops the shared labs
+// and exits with the tests' status.
+func Main(m *testing.M, labs ...*Shared) {
+	code := m.Run()
+	for _, s := range labs {
+		s.Stop()
+	}
+	os.Exit(code)
+}
+
 // Fresh starts a private lab, stopped when the test ends.
 func Fresh(t testing.TB, o lab.Options) *lab.Lab {
 	t.Helper()
@@ -56,6 +69,28 @@ func Fresh(t testing.TB, o lab.Options) *lab.Lab {
 	check(t, err)
 	t.Cleanup(func() { _ = l.Stop() })
 	return l
+}
+
+// Detached starts a Fresh detached lab (as `rwshard lab up` does) of one
+// group with the given number of replicas, under a parent directory of its
+// own, and returns the lab and that directory.
+func Detached(t testing.TB, replicas int) (l *lab.Lab, parent string) {
+	t.Helper()
+	parent = t.TempDir()
+	return Fresh(t, lab.Options{Shards: 1, Replicas: replicas, Detach: true, Dir: parent}), parent
+}
+
+// RunFresh calls run (an example's run function) on a Fresh lab of o, with
+// a context that ends with the test or after d, and returns the lab and
+// what run wrote. If run fails, so does the test, showing the output.
+func RunFresh(t testing.TB, o lab.Options, d time.Duration, run func(context.Context, io.Writer, *lab.Lab) error) (*lab.Lab, string) {
+	t.Helper()
+	l := Fresh(t, o)
+	var out strings.Builder
+	if err := run(Ctx(t, d), &out, l); err != nil {
+		t.Fatalf("run: %v\n%s", err, out.String())
+	}
+	return l, out.String()
 }
 
 func start(o lab.Options) (*lab.Lab, error) {
