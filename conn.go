@@ -223,27 +223,11 @@ func lastGTID(ctx context.Context, b *backend) health.GTIDSet {
 	if b.node.flavor.Load() == flavorMySQL {
 		q = "SELECT @@global.gtid_executed"
 	}
-	rows, st, err := query(ctx, b.dc, q, nil, false)
+	v, err := queryValue(ctx, b.dc, q, nil)
 	if err != nil {
 		return health.GTIDSet{}
 	}
-	defer func() {
-		rows.Close()
-		if st != nil {
-			st.Close()
-		}
-	}()
-	v := make([]driver.Value, 1)
-	if rows.Next(v) != nil {
-		return health.GTIDSet{}
-	}
-	var text string
-	switch x := v[0].(type) {
-	case []byte:
-		text = string(x)
-	case string:
-		text = x
-	}
+	text, _ := v.(string)
 	g, _ := health.ParseGTID(text)
 	return g
 }

@@ -115,15 +115,11 @@ func (c *conn) dispatch(ctx context.Context, cls router.Class, d *router.Decisio
 	c.cl.budget.Request()
 	switch d.Target {
 	case router.ToNode:
-		n := c.cl.byName[d.Node]
-		if n == nil {
-			return outcome{}, nil, &RouteError{Node: d.Node, Reason: d.Reason.String(), Statement: quote(q),
-				Err: fmt.Errorf("%w; nodes: %s", ErrUnknownNode, nodeNames(c.cl.cfg.Nodes))}
+		n, err := c.cl.namedNode(cls, *d, q)
+		if err != nil {
+			return outcome{}, nil, err
 		}
 		if !c.cl.isPrimary(n) {
-			if cls.Kind != router.Read {
-				return outcome{}, nil, &RouteError{Node: n.name, Reason: cls.Kind.String(), Statement: quote(q), Err: ErrWriteToReplica}
-			}
 			return onNode(ctx, n, *d, q, do)
 		}
 	case router.ToReplica:
@@ -187,19 +183,45 @@ func (c *conn) pickForRead(f *readFilter, d *router.Decision, q string) (*node, 
 			return n, f.gtid, nil
 		}
 	}
-	if anyHealthy {
-		d.Reason = router.ReasonReadYourWrites
-		if f.since.IsZero() && f.gtid.IsZero() {
-			d.Reason = router.ReasonMaxLag
-		}
-		return c.cl.primary(), health.GTIDSet{}, nil
+	reason, err := c.cl.readFallback(f, anyHealthy, q)
+	if err != nil {
+		return nil, health.GTIDSet{}, err
 	}
-	if c.cl.cfg.Fallback == FallbackError {
-		return nil, health.GTIDSet{}, &RouteError{Reason: router.ReasonNoHealthyReplica.String(), Statement: quote(q), Err: ErrNoReplica}
+	d.Reason = reason
+	if reason == router.ReasonNoHealthyReplica {
+		c.cl.mon.Emit(health.Event{Kind: health.FallbackToPrimary, Node: c.cl.primary().name, Detail: "no replica qualified"})
 	}
-	d.Reason = router.ReasonNoHealthyReplica
-	c.cl.mon.Emit(health.Event{Kind: health.FallbackToPrimary, Node: c.cl.primary().name, Detail: "no replica qualified"})
 	return c.cl.primary(), health.GTIDSet{}, nil
+}
+
+// readFallback says why a read for which no replica qualifies goes to the
+// primary: replicas are healthy but too far behind (the session's last
+// write, or the hint's lag bound), or none is healthy; or it refuses the
+// read when configured to (FallbackError).
+func (cl *cluster) readFallback(f *readFilter, anyHealthy bool, q string) (router.Reason, error) {
+	switch {
+	case anyHealthy && f.since.IsZero() && f.gtid.IsZero():
+		return router.ReasonMaxLag, nil
+	case anyHealthy:
+		return router.ReasonReadYourWrites, nil
+	case cl.cfg.Fallback == FallbackError:
+		return 0, &RouteError{Reason: router.ReasonNoHealthyReplica.String(), Statement: quote(q), Err: ErrNoReplica}
+	}
+	return router.ReasonNoHealthyReplica, nil
+}
+
+// namedNode resolves a hint.Node decision: the node must exist, and only a
+// read may go to a replica.
+func (cl *cluster) namedNode(cls router.Class, d router.Decision, q string) (*node, error) {
+	n := cl.byName[d.Node]
+	if n == nil {
+		return nil, &RouteError{Node: d.Node, Reason: d.Reason.String(), Statement: quote(q),
+			Err: fmt.Errorf("%w; nodes: %s", ErrUnknownNode, nodeNames(cl.cfg.Nodes))}
+	}
+	if !cl.isPrimary(n) && cls.Kind != router.Read {
+		return nil, &RouteError{Node: n.name, Reason: cls.Kind.String(), Statement: quote(q), Err: ErrWriteToReplica}
+	}
+	return n, nil
 }
 
 // withWait makes do wait on the replica until it has applied gtid, up to
@@ -214,23 +236,11 @@ func (c *conn) withWait(ctx context.Context, gtid health.GTIDSet, do work) work 
 			q = "SELECT WAIT_FOR_EXECUTED_GTID_SET(?, ?)"
 		}
 		args := []driver.NamedValue{{Ordinal: 1, Value: gtid.String()}, {Ordinal: 2, Value: c.cl.cfg.CausalTimeout.Seconds()}}
-		rows, st, err := query(ctx, dc, q, args, false)
+		v, err := queryValue(ctx, dc, q, args)
 		if err != nil {
 			return outcome{}, err
 		}
-		res := make([]driver.Value, 1)
-		err = rows.Next(res)
-		rows.Close()
-		if st != nil {
-			st.Close()
-		}
-		if err != nil {
-			return outcome{}, err
-		}
-		if v, ok := res[0].([]byte); ok {
-			res[0] = string(v)
-		}
-		if fmt.Sprint(res[0]) != "0" {
+		if fmt.Sprint(v) != "0" {
 			return outcome{}, errNotCaughtUp
 		}
 		return do(dc)
@@ -268,20 +278,13 @@ func (c *conn) dispatchPrimary(ctx context.Context, cls router.Class, d router.D
 		cause = err
 		left := time.Until(deadline)
 		if left <= 0 {
-			return outcome{}, nil, &RouteError{Node: n.name, Reason: d.Reason.String(), Statement: quote(q),
-				Err: fmt.Errorf("%w after waiting %s: %w", ErrPrimaryUnavailable, c.cl.cfg.WritePause, cause)}
+			return outcome{}, nil, c.unavailable(n, d, q, cause)
 		}
 		c.cl.mon.Kick()
 		// Wait for news from the probes, not in a loop of connects.
-		t := time.NewTimer(min(left, c.cl.cfg.ProbeInterval/4))
-		select {
-		case <-c.cl.mon.Changed():
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return outcome{}, nil, ctx.Err()
+		if err := c.awaitNews(ctx, min(left, c.cl.cfg.ProbeInterval/4)); err != nil {
+			return outcome{}, nil, err
 		}
-		t.Stop()
 	}
 }
 
@@ -298,20 +301,35 @@ func (c *conn) waitPrimary(ctx context.Context, deadline time.Time, d router.Dec
 		}
 		left := time.Until(deadline)
 		if left <= 0 {
+			n := c.cl.nodes[i]
 			if cause == nil {
-				cause = fmt.Errorf("%s is not a usable primary", c.cl.nodes[i].name)
+				cause = fmt.Errorf("%s is not a usable primary", n.name)
 			}
-			return nil, &RouteError{Node: c.cl.nodes[i].name, Reason: d.Reason.String(), Statement: quote(q),
-				Err: fmt.Errorf("%w after waiting %s: %w", ErrPrimaryUnavailable, c.cl.cfg.WritePause, cause)}
+			return nil, c.unavailable(n, d, q, cause)
 		}
-		t := time.NewTimer(left)
-		select {
-		case <-c.cl.mon.Changed():
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return nil, ctx.Err()
+		if err := c.awaitNews(ctx, left); err != nil {
+			return nil, err
 		}
-		t.Stop()
 	}
+}
+
+// awaitNews waits up to wait for the monitor to report a change of the
+// primary; it fails only when ctx ends.
+func (c *conn) awaitNews(ctx context.Context, wait time.Duration) error {
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-c.cl.mon.Changed():
+	case <-t.C:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return nil
+}
+
+// unavailable is the error of a statement for the primary that waited
+// WritePause for a usable one; n is the node last taken as primary.
+func (c *conn) unavailable(n *node, d router.Decision, q string, cause error) error {
+	return &RouteError{Node: n.name, Reason: d.Reason.String(), Statement: quote(q),
+		Err: fmt.Errorf("%w after waiting %s: %w", ErrPrimaryUnavailable, c.cl.cfg.WritePause, cause)}
 }

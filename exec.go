@@ -200,6 +200,28 @@ func query(ctx context.Context, dc driver.Conn, q string, args []driver.NamedVal
 	return rows, st, nil
 }
 
+// queryValue runs q on dc and returns the first column of its first row
+// (text as a string): the one-value queries rwshard sends itself.
+func queryValue(ctx context.Context, dc driver.Conn, q string, args []driver.NamedValue) (driver.Value, error) {
+	rows, st, err := query(ctx, dc, q, args, false)
+	if err != nil {
+		return nil, err
+	}
+	v := make([]driver.Value, max(1, len(rows.Columns())))
+	err = rows.Next(v)
+	rows.Close()
+	if st != nil {
+		st.Close()
+	}
+	if err != nil {
+		return nil, err
+	}
+	if b, ok := v[0].([]byte); ok {
+		return string(b), nil
+	}
+	return v[0], nil
+}
+
 // exec is query's twin for statements without rows.
 func exec(ctx context.Context, dc driver.Conn, q string, args []driver.NamedValue, prepared bool) (res driver.Result, err error) {
 	if args, err = convertArgs(dc, args); err != nil {

@@ -156,12 +156,9 @@ func (lc *conn) explain(ctx context.Context, query string) (Plan, error) {
 	cl := lc.cl
 	switch {
 	case d.Target == router.ToNode:
-		n := cl.byName[d.Node]
-		if n == nil {
-			return p, &RouteError{Node: d.Node, Reason: d.Reason.String(), Statement: quote(query), Err: ErrUnknownNode}
-		}
-		if !cl.isPrimary(n) && cls.Kind != router.Read {
-			return p, &RouteError{Node: n.name, Reason: cls.Kind.String(), Statement: quote(query), Err: ErrWriteToReplica}
+		n, err := cl.namedNode(cls, d, query)
+		if err != nil {
+			return p, err
 		}
 		p.Targets = []string{n.name}
 	case d.Target == router.ToReplica:
@@ -177,16 +174,11 @@ func (lc *conn) explain(ctx context.Context, query string) (Plan, error) {
 			}
 		}
 		if len(p.Targets) == 0 {
-			switch {
-			case anyHealthy && f.since.IsZero() && f.gtid.IsZero():
-				p.Reason = router.ReasonMaxLag.String()
-			case anyHealthy:
-				p.Reason = router.ReasonReadYourWrites.String()
-			case cl.cfg.Fallback == FallbackError:
-				return p, &RouteError{Reason: router.ReasonNoHealthyReplica.String(), Statement: quote(query), Err: ErrNoReplica}
-			default:
-				p.Reason = router.ReasonNoHealthyReplica.String()
+			reason, err := cl.readFallback(&f, anyHealthy, query)
+			if err != nil {
+				return p, err
 			}
+			p.Reason = reason.String()
 			p.Targets = []string{prim.name}
 		}
 	case d.Target == router.ToSession && lc.sess != nil:
