@@ -113,6 +113,17 @@ func (f *readFilter) eligible(n *node, isPrimary bool) (ok, healthy bool) {
 	return true, true
 }
 
+// readable is eligible for node n of cl (prim its primary): with the
+// built-in weighted policy a primary with a weight above 0 takes its
+// share of reads as well.
+func (cl *cluster) readable(f *readFilter, n, prim *node) (ok, healthy bool) {
+	ok, healthy = f.eligible(n, n == prim)
+	if n == prim && cl.weighted && f.exclude != n && n.h.Up() && cl.cfg.Weights[n.name] > 0 {
+		ok = true
+	}
+	return ok, healthy
+}
+
 // pickReader asks the policy for a node that passes f; nil when none does.
 // anyHealthy reports whether some replica was healthy but excluded by f's
 // consistency rules. A custom policy returning a bad index counts as no
@@ -122,10 +133,7 @@ func (cl *cluster) pickReader(f *readFilter) (picked *node, anyHealthy bool) {
 	bp := cl.cands.Get().(*[]balance.Candidate)
 	cands := (*bp)[:0]
 	for _, n := range cl.nodes {
-		ok, healthy := f.eligible(n, n == prim)
-		if n == prim && cl.weighted && f.exclude != n && n.h.Up() && cl.cfg.Weights[n.name] > 0 {
-			ok = true // the primary takes its weighted share of reads
-		}
+		ok, healthy := cl.readable(f, n, prim)
 		anyHealthy = anyHealthy || healthy
 		cands = append(cands, balance.Candidate{
 			Name:     n.name,

@@ -167,7 +167,7 @@ func (lc *conn) explain(ctx context.Context, query string) (Plan, error) {
 		prim := cl.primary()
 		anyHealthy := false
 		for _, n := range cl.nodes {
-			ok, healthy := f.eligible(n, n == prim)
+			ok, healthy := cl.readable(&f, n, prim)
 			anyHealthy = anyHealthy || healthy
 			if ok {
 				p.Targets = append(p.Targets, n.name)

@@ -59,12 +59,8 @@ func TestMockExplainReasons(t *testing.T) {
 	assert.Contains(t, p.Consistency, "last write")
 
 	// in-transaction and session-pinned, on one connection.
-	conn, err := mc.db.Conn(bg)
-	require.NoError(t, err)
-	defer conn.Close()
 	mc.primary().expectWrite("SET @v = 1")
-	_, err = conn.ExecContext(bg, "SET @v = 1")
-	require.NoError(t, err)
+	conn := mc.conn(bg, "SET @v = 1")
 	p, err = rwshard.ExplainConn(bg, conn, "SELECT @v")
 	require.NoError(t, err)
 	assert.Equal(t, "session-pinned", p.Reason)
@@ -73,12 +69,8 @@ func TestMockExplainReasons(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{"tx-begin"}, p.Effects)
 
-	conn2, err := mc.db.Conn(bg)
-	require.NoError(t, err)
-	defer conn2.Close()
 	mc.primary().expectWrite("BEGIN")
-	_, err = conn2.ExecContext(bg, "BEGIN")
-	require.NoError(t, err)
+	conn2 := mc.conn(bg, "BEGIN")
 	p, err = rwshard.ExplainConn(bg, conn2, "SELECT v FROM t")
 	require.NoError(t, err)
 	assert.Equal(t, "in-transaction", p.Reason)
@@ -95,6 +87,24 @@ func TestMockExplainReasons(t *testing.T) {
 
 // no-healthy-replica: every replica is down (its probe fails), so a read
 // falls back to the primary, counted in Stats.
+// Explain lists the nodes a read may go to as the balancer sees them: with
+// weights, the primary too when its weight is above 0, not when it is 0.
+func TestMockExplainWeightedPrimary(t *testing.T) {
+	for _, tc := range []struct {
+		weight  float64
+		targets []string
+	}{
+		{1, []string{"primary", "replica1", "replica2"}},
+		{0, []string{"replica1", "replica2"}},
+	} {
+		mc := newMockCluster(t, 2, rwshard.WithWeights(map[string]float64{"primary": tc.weight, "replica1": 1, "replica2": 1}))
+		p, err := rwshard.Explain(context.Background(), mc.db, "SELECT v FROM t")
+		require.NoError(t, err)
+		assert.Equal(t, "replica", p.Reason)
+		assert.Equal(t, tc.targets, p.Targets, "primary weight %v", tc.weight)
+	}
+}
+
 func TestMockExplainNoHealthyReplica(t *testing.T) {
 	primary, pmock, err := sqlmock.New()
 	require.NoError(t, err)
