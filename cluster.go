@@ -87,13 +87,14 @@ type readFilter struct {
 	exclude *node          // a node that just failed this read
 	window  time.Duration  // when a replica's data horizon is unknown
 	now     time.Time
+	probing bool // health is on: a replica not probed yet is no candidate
 }
 
 // eligible applies the health and consistency rules to one node.
 // healthy reports the health part alone, to tell a fallback for lack of
 // healthy replicas from one for consistency.
 func (f *readFilter) eligible(n *node, isPrimary bool) (ok, healthy bool) {
-	if isPrimary || n == f.exclude || !n.h.Up() || n.h.Fenced() {
+	if isPrimary || n == f.exclude || !n.h.Up() || n.h.Fenced() || f.probing && !n.h.Probed() {
 		return false, false
 	}
 	if f.maxLag > 0 {
@@ -149,6 +150,20 @@ func (cl *cluster) pickReader(f *readFilter) (picked *node, anyHealthy bool) {
 	*bp = cands
 	cl.cands.Put(bp)
 	return picked, anyHealthy
+}
+
+// starting reports that health has not probed every node once yet: right
+// after the connector opened.
+func (cl *cluster) starting() bool {
+	if !cl.cfg.Health {
+		return false
+	}
+	select {
+	case <-cl.mon.Ready():
+		return false
+	default:
+		return true
+	}
 }
 
 // observe records the latency of a statement that started at start (see

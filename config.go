@@ -14,26 +14,26 @@ import (
 
 	"github.com/rwshard/rwshard/balance"
 	"github.com/rwshard/rwshard/health"
-	"github.com/rwshard/rwshard/shard"
 )
 
-// Defaults applied by NewConfig.
+// Defaults applied by NewConfig (the README's DSN table lists them).
 const (
-	DefaultBalance             = "round_robin"
-	DefaultConnectTimeout      = 3 * time.Second
-	DefaultConnMaxLifetime     = 3 * time.Minute
-	DefaultConnMaxIdleTime     = time.Minute
-	DefaultMaxIdleConns        = 16
-	DefaultStmtCacheSize       = 32
-	DefaultClassifierCacheSize = 4096
-	DefaultMaxReplicaLag       = 30 * time.Second
-	DefaultSessionWindow       = 2 * time.Second
-	DefaultCausalTimeout       = time.Second
-	DefaultWritePause          = 5 * time.Second
-	DefaultProbeInterval       = time.Second
-	DefaultProbeTimeout        = 500 * time.Millisecond
-	DefaultFailAfter           = 3
-	DefaultRetryBudget         = 0.1
+	defaultBalance             = "round_robin"
+	defaultConnectTimeout      = 3 * time.Second
+	defaultConnMaxLifetime     = 3 * time.Minute
+	defaultConnMaxIdleTime     = time.Minute
+	defaultMaxIdleConns        = 16
+	defaultStmtCacheSize       = 32
+	defaultClassifierCacheSize = 4096
+	defaultMaxReplicaLag       = 30 * time.Second
+	defaultSessionWindow       = 2 * time.Second
+	defaultCausalTimeout       = time.Second
+	defaultWritePause          = 5 * time.Second
+	defaultProbeInterval       = time.Second
+	defaultProbeTimeout        = 500 * time.Millisecond
+	defaultFailAfter           = 3
+	defaultRetryBudget         = 0.1
+	defaultShardConcurrency    = 8
 )
 
 // Consistency says which replicas may serve a read (see the README).
@@ -200,48 +200,98 @@ type Config struct {
 	Logger   *slog.Logger
 
 	// RulesFile is a sharding rules file (YAML, rwshard's own or
-	// ShardingSphere-JDBC 5.x; see package shard). Rules are rules built in
-	// code. Either makes the connector sharded: the data sources come from
-	// the rules, each a primary + replicas group with read/write splitting
-	// inside, and Nodes must be empty. The other settings apply to every
-	// data source.
+	// ShardingSphere-JDBC 5.x). Rules are rules built in code: a
+	// *shard.Rules. Either makes the connector sharded: the data sources
+	// come from the rules, each a primary + replicas group with read/write
+	// splitting inside, and Nodes must be empty. The other settings apply
+	// to every data source. Sharding lives in its own module: the program
+	// must import it (import _ "github.com/rwshard/rwshard/shard"), or
+	// NewConnector fails with an error saying so.
 	RulesFile string
-	Rules     *shard.Rules
+	Rules     any
 	// XA makes a transaction over several data sources a MariaDB/MySQL XA
 	// transaction: every shard prepares before any commits, so a failure
 	// before the commit phase rolls all of them back. Without it each
-	// shard commits in turn (see ShardCommitError).
+	// shard commits in turn (see the shard package's CommitError).
 	XA bool
+	// ShardConcurrency bounds how many shards of one multi-shard read run
+	// at once (default 8).
+	ShardConcurrency int
 
 	// dbs are existing handles given to OpenDB, in Nodes order. They are
 	// not closed by rwshard.
 	dbs []dbHandle
+	// defaulted: made by NewConfig (or ParseDSN), so a zero field is a
+	// value the caller chose. A Config written as a literal gets the
+	// defaults of NewConfig for every zero field instead (see normalize).
+	defaulted bool
 }
 
-// NewConfig returns a Config with every default set and no nodes.
+// NewConfig returns a Config with every default set and no nodes. Start
+// from it: in a Config built by NewConfig or ParseDSN a zero value means
+// zero (MaxReplicaLag 0: no lag limit, WritePause 0: fail at once), while
+// a Config written as a literal, rwshard.Config{…}, gets NewConfig's
+// default for each field left zero, Health included.
 func NewConfig() *Config {
 	return &Config{
 		Backend:             mysql.NewConfig(),
 		ReadOnlyTx:          TxReadPrimary,
-		ConnectTimeout:      DefaultConnectTimeout,
-		ConnMaxLifetime:     DefaultConnMaxLifetime,
-		ConnMaxIdleTime:     DefaultConnMaxIdleTime,
-		MaxIdleConns:        DefaultMaxIdleConns,
-		StmtCacheSize:       DefaultStmtCacheSize,
-		ClassifierCacheSize: DefaultClassifierCacheSize,
+		ConnectTimeout:      defaultConnectTimeout,
+		ConnMaxLifetime:     defaultConnMaxLifetime,
+		ConnMaxIdleTime:     defaultConnMaxIdleTime,
+		MaxIdleConns:        defaultMaxIdleConns,
+		StmtCacheSize:       defaultStmtCacheSize,
+		ClassifierCacheSize: defaultClassifierCacheSize,
 		Consistency:         ConsistencySession,
-		SessionWindow:       DefaultSessionWindow,
+		SessionWindow:       defaultSessionWindow,
 		CausalWait:          CausalWaitOnReplica,
-		CausalTimeout:       DefaultCausalTimeout,
-		MaxReplicaLag:       DefaultMaxReplicaLag,
+		CausalTimeout:       defaultCausalTimeout,
+		MaxReplicaLag:       defaultMaxReplicaLag,
 		Fallback:            FallbackPrimary,
-		WritePause:          DefaultWritePause,
+		WritePause:          defaultWritePause,
 		Health:              true,
-		ProbeInterval:       DefaultProbeInterval,
-		ProbeTimeout:        DefaultProbeTimeout,
-		FailAfter:           DefaultFailAfter,
-		RetryBudget:         DefaultRetryBudget,
+		ProbeInterval:       defaultProbeInterval,
+		ProbeTimeout:        defaultProbeTimeout,
+		FailAfter:           defaultFailAfter,
+		RetryBudget:         defaultRetryBudget,
+		ShardConcurrency:    defaultShardConcurrency,
+		defaulted:           true,
 	}
+}
+
+// fillDefaults gives a Config written as a literal NewConfig's value for
+// every field left zero.
+func (c *Config) fillDefaults() {
+	if c.defaulted {
+		return
+	}
+	def := NewConfig()
+	for i := range params {
+		p := &params[i]
+		switch f := p.field(c).(type) {
+		case *time.Duration:
+			if *f == 0 {
+				*f = *p.field(def).(*time.Duration)
+			}
+		case *int:
+			if *f == 0 {
+				*f = *p.field(def).(*int)
+			}
+		case *float64:
+			if *f == 0 {
+				*f = *p.field(def).(*float64)
+			}
+		case *bool:
+			if !*f {
+				*f = *p.field(def).(*bool)
+			}
+		case *string:
+			if *f == "" {
+				*f = *p.field(def).(*string)
+			}
+		}
+	}
+	c.defaulted = true
 }
 
 // Clone returns a deep copy of c. The Policy and the handles given to
@@ -268,6 +318,7 @@ func defaultName(i int) string {
 // normalize fills defaults and validates. ParseDSN and NewConnector both
 // call it, so a Config from either door obeys the same rules.
 func (c *Config) normalize() error {
+	c.fillDefaults()
 	if c.Backend == nil {
 		c.Backend = mysql.NewConfig()
 	}
@@ -307,7 +358,7 @@ func (c *Config) normalize() error {
 		}
 	}
 	if c.Balance == "" {
-		c.Balance = DefaultBalance
+		c.Balance = defaultBalance
 		if len(c.Weights) > 0 {
 			c.Balance = "weighted"
 		}
@@ -370,9 +421,10 @@ func (c *Config) normalizeSettings() error {
 		}
 	}
 	// Zero means the default for settings where zero cannot work.
-	c.ProbeInterval = pick(c.ProbeInterval, DefaultProbeInterval)
-	c.ProbeTimeout = pick(c.ProbeTimeout, DefaultProbeTimeout)
-	c.FailAfter = pick(c.FailAfter, DefaultFailAfter)
+	c.ProbeInterval = pick(c.ProbeInterval, defaultProbeInterval)
+	c.ProbeTimeout = pick(c.ProbeTimeout, defaultProbeTimeout)
+	c.FailAfter = pick(c.FailAfter, defaultFailAfter)
+	c.ShardConcurrency = pick(c.ShardConcurrency, defaultShardConcurrency)
 	if c.HeartbeatWrite && c.HeartbeatTable == "" {
 		return configErr("rwshard.heartbeatWrite", "true", "needs rwshard.heartbeatTable")
 	}

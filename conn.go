@@ -8,6 +8,7 @@ import (
 
 	"github.com/rwshard/rwshard/health"
 	"github.com/rwshard/rwshard/hint"
+	"github.com/rwshard/rwshard/internal/rowsx"
 	"github.com/rwshard/rwshard/router"
 )
 
@@ -39,9 +40,8 @@ const maxBadConnRetries = 2
 // connection to sess: every statement runs there. database/sql calls
 // IsValid when the caller is done, and that ends the session (release).
 type conn struct {
-	cl        *cluster
-	connector *Connector
-	owner     *Connector // set by Driver.Open: closed with the connection
+	cl    *cluster
+	owner *Connector // set by Driver.Open: closed with the connection
 
 	sess          *backend  // backend connection held for the caller, or nil
 	tx            driver.Tx // open BeginTx transaction on sess
@@ -234,19 +234,14 @@ func lastGTID(ctx context.Context, b *backend) health.GTIDSet {
 
 // QueryContext routes and runs a statement that returns rows.
 func (c *conn) QueryContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Rows, error) {
-	return c.queryRows(ctx, q, args, false, true)
+	return c.queryRows(ctx, q, args, false)
 }
 
-// query runs a statement that returns rows, for callers inside rwshard.
-func (c *conn) query(ctx context.Context, q string, args []driver.NamedValue, prepared bool) (driver.Rows, error) {
-	return c.queryRows(ctx, q, args, prepared, false)
-}
-
-// queryRows routes and runs a statement that returns rows. recycle: the
-// rows go straight to database/sql, which closes them exactly once and
-// never touches them afterwards; the rows of a read dispatched to a node
-// are then the backend's own (backend.rows), recycled with it.
-func (c *conn) queryRows(ctx context.Context, q string, args []driver.NamedValue, prepared, recycle bool) (driver.Rows, error) {
+// queryRows routes and runs a statement that returns rows. The rows of a
+// read dispatched to a node are the backend's own (backend.rows),
+// recycled with it: the caller (database/sql, or the sharding module)
+// closes them exactly once and never touches them afterwards.
+func (c *conn) queryRows(ctx context.Context, q string, args []driver.NamedValue, prepared bool) (driver.Rows, error) {
 	out, b, cls, err := c.statement(ctx, q, args, func(dc driver.Conn) (outcome, error) {
 		r, st, err := query(ctx, dc, q, args, prepared)
 		return outcome{rows: r, st: st}, err
@@ -255,15 +250,12 @@ func (c *conn) queryRows(ctx context.Context, q string, args []driver.NamedValue
 		return nil, err
 	}
 	if b != nil {
-		if recycle {
-			r := &b.rows
-			r.Rows, r.st, r.b = out.rows, out.st, b
-			return r, nil
-		}
-		return &rows{Rows: out.rows, st: out.st, b: b}, nil
+		r := &b.rows
+		r.Rows.Rows, r.st, r.b = out.rows, out.st, b
+		return r, nil
 	}
 	c.openRows++
-	return &rows{Rows: out.rows, st: out.st, c: c, write: isWrite(cls.Kind), ctx: ctx}, nil
+	return &rows{Rows: rowsx.Rows{Rows: out.rows}, st: out.st, c: c, write: isWrite(cls.Kind), ctx: ctx}, nil
 }
 
 // ExecContext routes and runs a statement without rows.

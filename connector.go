@@ -14,6 +14,7 @@ import (
 
 	"github.com/rwshard/rwshard/balance"
 	"github.com/rwshard/rwshard/health"
+	"github.com/rwshard/rwshard/internal/shardhook"
 	"github.com/rwshard/rwshard/router"
 )
 
@@ -33,7 +34,9 @@ func init() {
 
 // Driver is rwshard's database/sql driver. sql.Open("rwshard", dsn) uses
 // OpenConnector: one Connector, and one set of backend pools, per *sql.DB.
-type Driver struct{}
+type Driver struct {
+	c *Connector // the Connector whose Driver this is (see ConnectorOf); nil for the registered one
+}
 
 // OpenConnector parses dsn (see ParseDSN) and returns a Connector.
 func (d *Driver) OpenConnector(dsn string) (driver.Connector, error) {
@@ -60,8 +63,8 @@ func (d *Driver) Open(dsn string) (driver.Conn, error) {
 	switch lc := dc.(type) {
 	case *conn:
 		lc.owner = c.(*Connector)
-	case *shardConn:
-		lc.owner = c.(*Connector)
+	case interface{ CloseWith(io.Closer) }: // a sharded connection
+		lc.CloseWith(c.(*Connector))
 	}
 	return dc, nil
 }
@@ -71,10 +74,47 @@ func (d *Driver) Open(dsn string) (driver.Conn, error) {
 // it opened (not handles given to OpenDB); database/sql calls Close from
 // DB.Close.
 type Connector struct {
-	cl     *cluster  // read/write splitting over one group; nil when sharded
-	sh     *sharding // sharded: rules and one cluster per data source
+	cl     *cluster // read/write splitting over one group; nil when sharded
+	sh     sharded  // sharded: the sharding module's connector
 	closed atomic.Bool
 	once   sync.Once
+}
+
+// sharded is what the sharding module's connector offers beyond a
+// driver.Connector (see internal/shardhook): its data sources, each an
+// ordinary Connector, for Stats; Explain; and reloading its rules.
+type sharded interface {
+	shardhook.Connector
+	DataSources() []*Connector
+	Explain(ctx context.Context, query string, args ...any) (Plan, error)
+	Reload(ctx context.Context, rules any) error
+	ReloadFile(ctx context.Context, path string) error
+}
+
+// errNoShardModule: a sharded Config in a program without the sharding
+// module.
+var errNoShardModule = errors.New(`sharding needs the sharding module: import _ "github.com/rwshard/rwshard/shard"`)
+
+// newShardedConnector opens the sharding module's connector for cfg.
+func newShardedConnector(cfg *Config) (*Connector, error) {
+	key, val := "rwshard.rulesFile", cfg.RulesFile
+	if cfg.Rules != nil {
+		key, val = "Config.Rules", ""
+	}
+	open := shardhook.Lookup()
+	if open == nil {
+		return nil, &ConfigError{Key: key, Value: val, Err: errNoShardModule}
+	}
+	sc, err := open(cfg)
+	if err != nil {
+		return nil, err
+	}
+	sh, ok := sc.(sharded)
+	if !ok {
+		sc.Close()
+		return nil, &ConfigError{Key: key, Value: val, Err: errors.New("the sharding module does not match this driver's version")}
+	}
+	return &Connector{sh: sh}, nil
 }
 
 // NewConnector validates cfg, takes a private copy and opens one backend
@@ -213,18 +253,19 @@ func closeNodes(nodes []*node) error {
 
 // Connect returns a logical connection. It does no I/O and holds no
 // backend connection until a statement needs one.
-func (c *Connector) Connect(context.Context) (driver.Conn, error) {
+func (c *Connector) Connect(ctx context.Context) (driver.Conn, error) {
 	if c.closed.Load() {
 		return nil, &RouteError{Err: ErrClosed}
 	}
 	if c.sh != nil {
-		return &shardConn{c: c, subs: map[string]*conn{}}, nil
+		return c.sh.Connect(ctx)
 	}
-	return &conn{cl: c.cl, connector: c}, nil
+	return &conn{cl: c.cl}, nil
 }
 
-// Driver returns rwshard's Driver.
-func (c *Connector) Driver() driver.Driver { return &Driver{} }
+// Driver returns rwshard's Driver, bound to c: ConnectorOf finds c
+// through sql.DB.Driver without taking a connection.
+func (c *Connector) Driver() driver.Driver { return &Driver{c: c} }
 
 // Close closes the backend pools rwshard opened. Handles given to OpenDB
 // stay open: their owner closes them.
@@ -233,12 +274,62 @@ func (c *Connector) Close() error {
 	c.once.Do(func() {
 		c.closed.Store(true)
 		if c.sh != nil {
-			err = c.sh.close()
+			err = c.sh.Close()
 			return
 		}
 		err = c.cl.close()
 	})
 	return err
+}
+
+// Ready waits until health has probed every node once (answered or
+// failed), or ctx ends. NewConnector and sql.Open do no I/O: the first
+// probes run in the background, and until a replica has answered once,
+// reads go to the primary (route reason "starting"). A service that wants
+// its replicas in use from the first statement calls Ready at start-up.
+// Without health (Config.Health false) it returns at once.
+func (c *Connector) Ready(ctx context.Context) error {
+	for _, cl := range c.clusters() {
+		if !cl.cfg.Health {
+			continue
+		}
+		select {
+		case <-cl.mon.Ready():
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// Reload replaces the rules of a sharded connector (rules built in code,
+// a *shard.Rules): validated first, then swapped atomically; statements
+// and transactions in flight finish on the rules they started with. On
+// error nothing changes. Refused after Close, and for a connector that is
+// not sharded.
+func (c *Connector) Reload(ctx context.Context, rules any) error {
+	if err := c.reloadable(); err != nil {
+		return err
+	}
+	return c.sh.Reload(ctx, rules)
+}
+
+// ReloadFile reads a rules file (see Config.RulesFile) and reloads it.
+func (c *Connector) ReloadFile(ctx context.Context, path string) error {
+	if err := c.reloadable(); err != nil {
+		return err
+	}
+	return c.sh.ReloadFile(ctx, path)
+}
+
+func (c *Connector) reloadable() error {
+	if c.closed.Load() {
+		return &RouteError{Err: ErrClosed}
+	}
+	if c.sh == nil {
+		return &ConfigError{Key: "rules", Err: errors.New("the connector is not sharded")}
+	}
+	return nil
 }
 
 // Option adjusts a Config, for what a DSN cannot say or for OpenDB.

@@ -91,7 +91,7 @@ func isWrite(k router.Kind) bool { return k == router.Write || k == router.Unkno
 // filter builds the read rules for one statement.
 func (c *conn) filter(ctx context.Context, h hint.Hint) readFilter {
 	cfg := c.cl.cfg
-	f := readFilter{maxLag: h.MaxLag, window: cfg.SessionWindow}
+	f := readFilter{maxLag: h.MaxLag, window: cfg.SessionWindow, probing: cfg.Health}
 	if h.Route == hint.ReplicaOK || cfg.Consistency == ConsistencyEventual {
 		return f
 	}
@@ -204,6 +204,8 @@ func (cl *cluster) readFallback(f *readFilter, anyHealthy bool, q string) (route
 		return router.ReasonMaxLag, nil
 	case anyHealthy:
 		return router.ReasonReadYourWrites, nil
+	case cl.starting():
+		return router.ReasonStarting, nil
 	case cl.cfg.Fallback == FallbackError:
 		return 0, &RouteError{Reason: router.ReasonNoHealthyReplica.String(), Statement: quote(q), Err: ErrNoReplica}
 	}

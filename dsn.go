@@ -232,6 +232,7 @@ var params = []param{
 	{name: "routeLog", field: func(c *Config) any { return &c.RouteLog }},
 	{name: "rulesFile", field: func(c *Config) any { return &c.RulesFile }, help: "the path of a sharding rules file"},
 	{name: "sessionWindow", field: func(c *Config) any { return &c.SessionWindow }},
+	{name: "shardConcurrency", field: func(c *Config) any { return &c.ShardConcurrency }},
 	{name: "stmtCacheSize", field: func(c *Config) any { return &c.StmtCacheSize }},
 	{name: "writePause", field: func(c *Config) any { return &c.WritePause }},
 	{name: "xa", field: func(c *Config) any { return &c.XA }},
@@ -361,7 +362,7 @@ func (c *Config) rwParams() [][2]string {
 	def := NewConfig()
 	var out [][2]string
 	add := func(k, v string) { out = append(out, [2]string{k, v}) }
-	if c.Balance != "" && c.Balance != DefaultBalance && !(c.Balance == "weighted" && len(c.Weights) > 0) {
+	if c.Balance != "" && c.Balance != defaultBalance && !(c.Balance == "weighted" && len(c.Weights) > 0) {
 		add("balance", c.Balance)
 	}
 	names, custom := make([]string, len(c.Nodes)), false

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
+	"github.com/rwshard/rwshard/internal/assert"
+	"github.com/rwshard/rwshard/internal/require"
 )
 
 func TestParseDSN(t *testing.T) {
@@ -28,7 +28,7 @@ func TestParseDSN(t *testing.T) {
 	assert.Equal(t, map[string]float64{"primary": 0, "replica1": 4, "replica2": 3}, c.Weights)
 	assert.Equal(t, 2*time.Second, c.ConnectTimeout)
 	assert.Equal(t, TxReadReplica, c.ReadOnlyTx)
-	assert.Equal(t, DefaultConnMaxLifetime, c.ConnMaxLifetime)
+	assert.Equal(t, defaultConnMaxLifetime, c.ConnMaxLifetime)
 }
 
 func TestDSNRoundTrip(t *testing.T) {

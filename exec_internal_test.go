@@ -5,7 +5,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/stretchr/testify/require"
+	"github.com/rwshard/rwshard/internal/require"
 )
 
 // checkerConn is a backend connection with its own argument converter:

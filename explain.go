@@ -97,8 +97,10 @@ func ExplainConn(ctx context.Context, sc *sql.Conn, query string, args ...any) (
 		switch lc := dc.(type) {
 		case *conn:
 			p, err = lc.explain(ctx, query)
-		case *shardConn:
-			p, err = lc.c.Explain(ctx, query, args...)
+		case interface {
+			ExplainConn(context.Context, string, []any) (Plan, error)
+		}: // a sharded connection
+			p, err = lc.ExplainConn(ctx, query, args)
 		default:
 			err = errNotRwshard
 		}
@@ -109,36 +111,20 @@ func ExplainConn(ctx context.Context, sc *sql.Conn, query string, args ...any) (
 
 // Explain is the Connector's form of Explain.
 func (c *Connector) Explain(ctx context.Context, query string, args ...any) (Plan, error) {
-	if c.sh == nil {
-		return (&conn{cl: c.cl, connector: c}).explain(ctx, query)
+	if c.closed.Load() {
+		return Plan{}, &RouteError{Err: ErrClosed}
 	}
-	st := c.sh.acquire()
-	defer st.release()
-	named := make([]driver.NamedValue, len(args))
-	for i, a := range args {
-		v, err := driver.DefaultParameterConverter.ConvertValue(a)
-		if err != nil {
-			return Plan{}, err
-		}
-		named[i] = driver.NamedValue{Ordinal: i + 1, Value: v}
+	if c.sh != nil {
+		return c.sh.Explain(ctx, query, args...)
 	}
-	rt, err := st.router.Route(query, named)
-	if err != nil {
-		return Plan{}, err
-	}
-	p := Plan{SQL: query, Reason: rt.Reason, Tables: rt.Tables}
-	for _, u := range rt.Units {
-		up, err := (&conn{cl: st.clusters[u.DataSource], connector: c}).explain(ctx, u.SQL)
-		if err != nil {
-			return p, err
-		}
-		p.Units = append(p.Units, PlanUnit{DataSource: u.DataSource, Plan: up})
-		p.Targets = append(p.Targets, up.Targets...)
-		if p.Kind == "" {
-			p.Kind = up.Kind
-		}
-	}
-	return p, nil
+	return (&conn{cl: c.cl}).explain(ctx, query)
+}
+
+// Explain is the plan of query on this logical connection, seeing its
+// transaction or pinned session. The sharding module calls it on the
+// connection of each data source (see ExplainConn).
+func (lc *conn) Explain(ctx context.Context, query string) (Plan, error) {
+	return lc.explain(ctx, query)
 }
 
 func (lc *conn) explain(ctx context.Context, query string) (Plan, error) {

@@ -1,17 +1,13 @@
 package rwshard_test
 
 import (
-	"context"
 	"database/sql"
-	"io"
-	"net"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
+	"github.com/rwshard/rwshard/internal/assert"
+	"github.com/rwshard/rwshard/internal/require"
 
 	"github.com/rwshard/rwshard"
 	"github.com/rwshard/rwshard/health"
@@ -30,9 +26,9 @@ func TestLabProbe(t *testing.T) {
 	ctx := labtest.Ctx(t, time.Minute)
 	setup(t, l, "DROP TABLE IF EXISTS probe_heartbeat")
 
-	var proxies []*commandProxy
+	var proxies []*lab.Proxy
 	for _, n := range l.Nodes() {
-		proxies = append(proxies, newCommandProxy(t, n.Addr()))
+		proxies = append(proxies, labtest.Proxy(t, n.Addr()))
 	}
 	// probe probes node i of c and checks what it cost: trips exactly (our
 	// own connection, through the proxy), and the server's statement
@@ -46,12 +42,12 @@ func TestLabProbe(t *testing.T) {
 		var r health.Reading
 		var d statusDelta
 		for range 3 {
-			before, commands := nodeStatus(t, n), proxies[i].commands.Load()
+			before, commands := labtest.NodeStatus(t, n), proxies[i].Commands()
 			r, err = c.Probe(ctx, i)
 			require.NoError(t, err, n.Name)
-			after := nodeStatus(t, n)
+			after := labtest.NodeStatus(t, n)
 			d = statusDelta{
-				trips:     proxies[i].commands.Load() - commands,
+				trips:     proxies[i].Commands() - commands,
 				questions: after["Questions"] - before["Questions"] - 1, // the SHOW GLOBAL STATUS
 				selects:   after["Com_select"] - before["Com_select"],
 				shows:     after["Com_show_slave_status"] - before["Com_show_slave_status"],
@@ -69,7 +65,7 @@ func TestLabProbe(t *testing.T) {
 		cfg, err := rwshard.ParseDSN(labDSN(l, params))
 		require.NoError(t, err)
 		for i := range cfg.Nodes {
-			cfg.Nodes[i].Addr = proxies[i].Addr().String()
+			cfg.Nodes[i].Addr = proxies[i].Addr()
 		}
 		c, err := rwshard.NewConnector(cfg)
 		require.NoError(t, err)
@@ -110,7 +106,7 @@ func TestLabProbe(t *testing.T) {
 		for i, n := range l.Nodes() {
 			mc, err := mysql.ParseDSN(n.DSN(""))
 			require.NoError(t, err)
-			mc.Addr = proxies[i].Addr().String()
+			mc.Addr = proxies[i].Addr()
 			conn, err := mysql.NewConnector(mc)
 			require.NoError(t, err)
 			h := sql.OpenDB(conn)
@@ -131,77 +127,6 @@ func TestLabProbe(t *testing.T) {
 // packets), and the server's counts of statements, SELECTs and SHOW
 // REPLICA STATUS.
 type statusDelta struct{ trips, questions, selects, shows int64 }
-
-// commandProxy forwards TCP connections to a node and counts the command
-// packets its clients send (the packets that open a round trip: sequence
-// id 0).
-type commandProxy struct {
-	net.Listener
-	commands atomic.Int64
-}
-
-func newCommandProxy(t testing.TB, target string) *commandProxy {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	p := &commandProxy{Listener: ln}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			client, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			server, err := net.Dial("tcp", target)
-			if err != nil {
-				client.Close()
-				continue
-			}
-			go func() { io.Copy(client, server); client.Close() }()
-			go func() { p.forward(server, client); server.Close() }()
-		}
-	}()
-	return p
-}
-
-// forward copies the client's packets to the server, counting commands.
-func (p *commandProxy) forward(server io.Writer, client io.Reader) {
-	var header [4]byte
-	for {
-		if _, err := io.ReadFull(client, header[:]); err != nil {
-			return
-		}
-		if header[3] == 0 {
-			p.commands.Add(1)
-		}
-		size := int64(header[0]) | int64(header[1])<<8 | int64(header[2])<<16
-		if _, err := server.Write(header[:]); err != nil {
-			return
-		}
-		if _, err := io.CopyN(server, client, size); err != nil {
-			return
-		}
-	}
-}
-
-// nodeStatus reads a node's statement counters.
-func nodeStatus(t testing.TB, n *lab.Node) map[string]int64 {
-	t.Helper()
-	rows, err := n.Admin().QueryContext(context.Background(),
-		"SHOW GLOBAL STATUS WHERE Variable_name IN ('Questions', 'Com_select', 'Com_show_slave_status', 'Connections')")
-	require.NoError(t, err)
-	defer rows.Close()
-	m := map[string]int64{}
-	for rows.Next() {
-		var k string
-		var v int64
-		require.NoError(t, rows.Scan(&k, &v))
-		m[k] = v
-	}
-	require.NoError(t, rows.Err())
-	require.Len(t, m, 4, n.Name)
-	return m
-}
 
 // TestLabProbeBusyPool: a node whose pool is exhausted by long statements
 // stays up. The probe has a connection of its own; through the node's pool

@@ -3,8 +3,8 @@ package rwshard
 import (
 	"context"
 	"database/sql/driver"
-	"io"
-	"reflect"
+
+	"github.com/rwshard/rwshard/internal/rowsx"
 )
 
 var (
@@ -21,10 +21,10 @@ var (
 // happen when it is closed: return the backend connection (b), close a
 // one-off prepared statement (st), or tell the pinned session (c).
 type rows struct {
-	driver.Rows
-	b  *backend
-	st driver.Stmt
-	c  *conn
+	rowsx.Rows // the backend's rows, every optional interface forwarded
+	b          *backend
+	st         driver.Stmt
+	c          *conn
 	// write: the rows came from a write on the session (INSERT …
 	// RETURNING), recorded for read-your-writes once they are closed.
 	write bool
@@ -55,55 +55,4 @@ func (r *rows) Close() error {
 		return nil // the rows were read; the connection is already discarded
 	}
 	return err
-}
-
-func (r *rows) HasNextResultSet() bool {
-	if m, ok := r.Rows.(driver.RowsNextResultSet); ok {
-		return m.HasNextResultSet()
-	}
-	return false
-}
-
-func (r *rows) NextResultSet() error {
-	if m, ok := r.Rows.(driver.RowsNextResultSet); ok {
-		return m.NextResultSet()
-	}
-	return io.EOF
-}
-
-var anyType = reflect.TypeFor[any]()
-
-func (r *rows) ColumnTypeScanType(i int) reflect.Type {
-	if m, ok := r.Rows.(driver.RowsColumnTypeScanType); ok {
-		return m.ColumnTypeScanType(i)
-	}
-	return anyType
-}
-
-func (r *rows) ColumnTypeDatabaseTypeName(i int) string {
-	if m, ok := r.Rows.(driver.RowsColumnTypeDatabaseTypeName); ok {
-		return m.ColumnTypeDatabaseTypeName(i)
-	}
-	return ""
-}
-
-func (r *rows) ColumnTypeLength(i int) (int64, bool) {
-	if m, ok := r.Rows.(driver.RowsColumnTypeLength); ok {
-		return m.ColumnTypeLength(i)
-	}
-	return 0, false
-}
-
-func (r *rows) ColumnTypeNullable(i int) (bool, bool) {
-	if m, ok := r.Rows.(driver.RowsColumnTypeNullable); ok {
-		return m.ColumnTypeNullable(i)
-	}
-	return false, false
-}
-
-func (r *rows) ColumnTypePrecisionScale(i int) (int64, int64, bool) {
-	if m, ok := r.Rows.(driver.RowsColumnTypePrecisionScale); ok {
-		return m.ColumnTypePrecisionScale(i)
-	}
-	return 0, 0, false
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"slices"
 	"time"
 
 	"github.com/rwshard/rwshard/router"
@@ -65,15 +64,9 @@ func (c *Connector) clusters() []*cluster {
 	if c.sh == nil {
 		return []*cluster{c.cl}
 	}
-	st := c.sh.state.Load()
-	names := make([]string, 0, len(st.clusters))
-	for name := range st.clusters {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	out := make([]*cluster, len(names))
-	for i, name := range names {
-		out[i] = st.clusters[name]
+	var out []*cluster
+	for _, dc := range c.sh.DataSources() {
+		out = append(out, dc.clusters()...)
 	}
 	return out
 }
@@ -104,25 +97,11 @@ func (cl *cluster) addStats(s *Stats) {
 var errNotRwshard = errors.New("rwshard: not an rwshard *sql.DB")
 
 // ConnectorOf returns the rwshard Connector behind db, which may come from
-// sql.Open("rwshard", …), sql.OpenDB(connector) or OpenDB. It borrows one
-// logical connection for a moment (no backend connection).
+// sql.Open("rwshard", …), sql.OpenDB(connector) or OpenDB. It takes no
+// connection and does no I/O.
 func ConnectorOf(ctx context.Context, db *sql.DB) (*Connector, error) {
-	sc, err := db.Conn(ctx)
-	if err != nil {
-		return nil, err
+	if d, ok := db.Driver().(*Driver); ok && d.c != nil {
+		return d.c, nil
 	}
-	defer sc.Close()
-	var c *Connector
-	err = sc.Raw(func(dc any) error {
-		switch rc := dc.(type) {
-		case *conn:
-			c = rc.connector
-		case *shardConn:
-			c = rc.c
-		default:
-			return errNotRwshard
-		}
-		return nil
-	})
-	return c, err
+	return nil, errNotRwshard
 }

@@ -33,7 +33,7 @@ func (s *stmt) ExecContext(ctx context.Context, args []driver.NamedValue) (drive
 }
 
 func (s *stmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
-	return s.c.queryRows(ctx, s.q, args, true, true)
+	return s.c.queryRows(ctx, s.q, args, true)
 }
 
 // Exec implements the pre-context driver.Stmt method.

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/rwshard/rwshard/balance"
-	"github.com/stretchr/testify/require"
+	"github.com/rwshard/rwshard/internal/require"
 )
 
 func TestByName(t *testing.T) {

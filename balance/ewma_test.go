@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/rwshard/rwshard/balance"
-	"github.com/stretchr/testify/require"
+	"github.com/rwshard/rwshard/internal/require"
 )
 
 func TestEWMA(t *testing.T) {

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/rwshard/rwshard/balance"
-	"github.com/stretchr/testify/require"
+	"github.com/rwshard/rwshard/internal/require"
 )
 
 func TestRoundRobinExactlyEven(t *testing.T) {

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
+	"github.com/rwshard/rwshard/internal/assert"
+	"github.com/rwshard/rwshard/internal/require"
 )
 
 func TestEventKindString(t *testing.T) {
@@ -187,6 +187,7 @@ func TestMonitorEmitAggregates(t *testing.T) {
 	m := New(names(1), 0, newFakeCluster(t, 1).probe,
 		Options{Interval: 10 * time.Millisecond, Window: 10 * time.Second, Now: clk.Now, Observer: rec})
 	m.Start()
+	<-m.Ready()
 	defer m.Close()
 	start := clk.Now()
 	cause := errors.New("no replica")
@@ -231,6 +232,7 @@ func TestBlockedObserver(t *testing.T) {
 	})
 	m := New(names(1), 0, newFakeCluster(t, 1).probe, Options{Interval: 10 * time.Millisecond, Observer: o})
 	m.Start()
+	<-m.Ready()
 
 	m.Emit(Event{Kind: ReadRetried, Node: "first"})
 	select {

@@ -89,7 +89,8 @@ func ExampleMonitor() {
 		MaxLag:   5 * time.Second,
 		Observer: health.ObserverFunc(func(e health.Event) { events = append(events, e) }),
 	})
-	m.Start() // probes every node once before returning
+	m.Start()
+	<-m.Ready() // every node probed once
 	i, ok := m.Primary()
 	fmt.Println("primary:", m.Node(i).Name, ok)
 	for _, n := range []int{1, 2} {

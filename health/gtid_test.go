@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
+	"github.com/rwshard/rwshard/internal/assert"
+	"github.com/rwshard/rwshard/internal/require"
 )
 
 func mustGTID(t testing.TB, s string) GTIDSet {

@@ -158,6 +158,8 @@ type Monitor struct {
 	kick    []chan struct{}
 
 	stop    chan struct{}
+	first   sync.WaitGroup // first probe of every node
+	ready   chan struct{}  // closed when first is done
 	loops   sync.WaitGroup // probe loops and heartbeat writer
 	deliver sync.WaitGroup // event delivery
 	started atomic.Bool
@@ -170,7 +172,7 @@ type Monitor struct {
 func New(names []string, primary int, probe ProbeFunc, o Options) *Monitor {
 	o.defaults()
 	m := &Monitor{opts: o, probe: probe, agg: newAggregator(o.Window, o.Now),
-		changed: make(chan struct{}), stop: make(chan struct{})}
+		changed: make(chan struct{}), stop: make(chan struct{}), ready: make(chan struct{})}
 	for _, name := range names {
 		n := &Node{Name: name}
 		n.up.Store(true)
@@ -216,26 +218,30 @@ func (m *Monitor) notifyLocked() {
 func (m *Monitor) Emit(e Event) { m.agg.emit(e) }
 
 // Start launches one probe loop per node, the heartbeat writer if any, and
-// the event delivery. It probes every node once before returning, so that
-// roles and lag are known from the first statement.
+// the event delivery, and returns at once: it does no I/O itself. Each
+// loop probes its node at once; Ready reports when every node has been
+// probed once.
 func (m *Monitor) Start() {
 	if !m.started.CompareAndSwap(false, true) {
 		return
 	}
 	m.deliver.Add(1)
 	go func() { defer m.deliver.Done(); m.agg.deliver(m.opts.Observer) }()
-	var first sync.WaitGroup
+	m.first.Add(len(m.nodes))
+	go func() { m.first.Wait(); close(m.ready) }()
 	for i := range m.nodes {
-		first.Add(1)
 		m.loops.Add(1)
-		go m.loop(i, &first)
+		go m.loop(i)
 	}
-	first.Wait()
 	if m.opts.Beat != nil {
 		m.loops.Add(1)
 		go m.beat()
 	}
 }
+
+// Ready returns a channel closed once every node has been probed (the
+// probe answered or failed) after Start.
+func (m *Monitor) Ready() <-chan struct{} { return m.ready }
 
 // Close stops every goroutine and waits for them.
 func (m *Monitor) Close() {
@@ -244,6 +250,9 @@ func (m *Monitor) Close() {
 	}
 	close(m.stop)
 	m.loops.Wait()
+	if m.started.Load() {
+		<-m.ready // its goroutine ends once every loop probed once
+	}
 	m.agg.close()
 	// Deliver what is queued, but do not hang on an observer that blocks.
 	done := make(chan struct{})
@@ -265,10 +274,10 @@ func (m *Monitor) Kick() {
 	}
 }
 
-func (m *Monitor) loop(i int, first *sync.WaitGroup) {
+func (m *Monitor) loop(i int) {
 	defer m.loops.Done()
 	m.probeOnce(i)
-	first.Done()
+	m.first.Done()
 	t := time.NewTicker(m.opts.Interval)
 	defer t.Stop()
 	last := m.opts.Now()

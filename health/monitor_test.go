@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
+	"github.com/rwshard/rwshard/internal/assert"
+	"github.com/rwshard/rwshard/internal/require"
 )
 
 // Most tests here drive the monitor by hand: they do not Start it, but call
@@ -114,6 +114,7 @@ func TestProbeErrorTakesNodeDownAndBack(t *testing.T) {
 	rec := &recorder{}
 	m := New(names(2), 0, f.probe, Options{Interval: 10 * time.Millisecond, Observer: rec})
 	m.Start()
+	<-m.Ready()
 	defer m.Close()
 	require.True(t, m.Node(1).Up())
 
@@ -172,6 +173,7 @@ func startIdle(t *testing.T, f *fakeCluster, n int, o Options) (*Monitor, *fakeC
 	o.Interval, o.Now, o.Observer = time.Hour, clk.Now, rec
 	m := New(names(n), 0, f.probe, o)
 	m.Start()
+	<-m.Ready()
 	t.Cleanup(m.Close)
 	return m, clk, rec
 }
@@ -223,6 +225,7 @@ func TestFailureIgnoredWithoutProbes(t *testing.T) {
 	m.Failure(1, errors.New("before Start"))
 	assert.True(t, m.Node(1).Up(), "not started")
 	m.Start()
+	<-m.Ready()
 	m.Close()
 	m.Failure(1, errors.New("after Close"))
 	assert.True(t, m.Node(1).Up(), "closed")
@@ -244,6 +247,7 @@ func TestFailureKicksProbe(t *testing.T) {
 	rec := &recorder{}
 	m := New(names(2), 0, f.probe, Options{Interval: time.Hour, FailAfter: 2, Now: clk.Now, Observer: rec})
 	m.Start()
+	<-m.Ready()
 	defer m.Close()
 	require.Equal(t, 1, f.callCount(1))
 
@@ -716,6 +720,7 @@ func TestStartProbesBeforeReturning(t *testing.T) {
 	f.set(2, asPrimary)
 	m := New(names(3), 0, f.probe, Options{Interval: time.Hour})
 	m.Start()
+	<-m.Ready()
 	defer m.Close()
 	for i := range 3 {
 		assert.True(t, m.Node(i).Probed(), "node %d probed by Start", i)
@@ -730,6 +735,7 @@ func TestProbeHasTimeout(t *testing.T) {
 	f := newFakeCluster(t, 2)
 	m := New(names(2), 0, f.probe, Options{Interval: 5 * time.Millisecond, Timeout: 200 * time.Millisecond})
 	m.Start()
+	<-m.Ready()
 	require.Eventually(t, func() bool { return f.totalCalls() >= 10 }, eventually, tick)
 	m.Close()
 	f.mu.Lock()
@@ -744,6 +750,7 @@ func TestKick(t *testing.T) {
 	f := newFakeCluster(t, 2)
 	m := New(names(2), 0, f.probe, Options{Interval: time.Hour, Now: clk.Now})
 	m.Start()
+	<-m.Ready()
 	defer m.Close()
 	require.Equal(t, 1, f.callCount(0))
 	require.Equal(t, 1, f.callCount(1))
@@ -779,6 +786,7 @@ func TestBeat(t *testing.T) {
 		},
 	})
 	m.Start()
+	<-m.Ready()
 	require.Eventually(t, func() bool { return beats.Load() >= 3 }, eventually, tick)
 	m.Close()
 	n := beats.Load()
@@ -799,6 +807,7 @@ func TestCloseStopsEverything(t *testing.T) {
 		Beat:     func(context.Context) error { beats.Add(1); return nil },
 	})
 	m.Start()
+	<-m.Ready()
 	require.Eventually(t, func() bool { return beats.Load() >= 2 && f.totalCalls() >= 9 }, eventually, tick)
 	m.Emit(Event{Kind: FallbackToPrimary, Node: "n0"})
 	m.Close()
@@ -843,6 +852,7 @@ func TestProbeRate(t *testing.T) {
 	m := New(names(3), 0, f.probe, Options{Interval: interval})
 	start := time.Now()
 	m.Start()
+	<-m.Ready()
 	time.Sleep(20 * interval)
 	m.Close()
 	intervals := int(time.Since(start) / interval)
@@ -861,6 +871,7 @@ func TestKickRateLimited(t *testing.T) {
 	m := New(names(2), 0, f.probe, Options{Interval: interval})
 	start := time.Now()
 	m.Start()
+	<-m.Ready()
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {

@@ -103,3 +103,10 @@ func Node(ctx context.Context, name string) context.Context {
 func MaxLag(ctx context.Context, d time.Duration) context.Context {
 	return with(ctx, func(h *Hint) { h.MaxLag = max(d, 0) })
 }
+
+// NewContext returns a context carrying h in place of any hint ctx
+// carries: the sharding module hands a statement's merged hint (context
+// and comment) to the connection of each shard this way.
+func NewContext(ctx context.Context, h Hint) context.Context {
+	return context.WithValue(ctx, ctxKey{}, h)
+}

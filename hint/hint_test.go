@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/assert"
+	"github.com/rwshard/rwshard/internal/assert"
 )
 
 func TestContextHints(t *testing.T) {

@@ -211,6 +211,7 @@ rwshard_routes_total{reason="read-your-writes"} 0
 rwshard_routes_total{reason="replica"} 1
 rwshard_routes_total{reason="session-pinned"} 0
 rwshard_routes_total{reason="session-read"} 0
+rwshard_routes_total{reason="starting"} 0
 rwshard_routes_total{reason="unknown"} 0
 rwshard_routes_total{reason="write"} 1
 `

@@ -6,8 +6,8 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
+	"github.com/rwshard/rwshard/internal/assert"
+	"github.com/rwshard/rwshard/internal/require"
 )
 
 // sameResult asserts that a cached answer equals Classify's.

@@ -34,6 +34,7 @@ const (
 	ReasonReadYourWrites                 // read after a write in the session: primary
 	ReasonNoHealthyReplica               // no replica qualified: fell back to the primary
 	ReasonMaxLag                         // healthy replicas, none within the hint's lag bound: primary
+	ReasonStarting                       // replicas not probed yet (the connector just opened): primary
 	// NumReasons is the number of reasons, for arrays of counters.
 	NumReasons
 )
@@ -51,6 +52,7 @@ var reasonNames = [NumReasons]string{
 	ReasonReadYourWrites:   "read-your-writes",
 	ReasonNoHealthyReplica: "no-healthy-replica",
 	ReasonMaxLag:           "max-lag",
+	ReasonStarting:         "starting",
 }
 
 // String returns the reason's name, e.g. "locking-read".

@@ -17,6 +17,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/rwshard/rwshard"
+	"github.com/rwshard/rwshard/shard"
 )
 
 func checkCommand() *command {
@@ -51,7 +52,7 @@ read_only, no connect timeout.`,
 				groups := map[string]*rwshard.Config{"": cfg}
 				if cfg.RulesFile != "" {
 					// Sharded: check every data source's group.
-					if groups, err = cfg.DataSourceConfigs(); err != nil {
+					if groups, err = shard.DataSourceConfigs(cfg); err != nil {
 						e.errorf("check: %s", errText(nil, err))
 						return exitProblem
 					}
@@ -135,7 +136,7 @@ func checkCluster(ctx context.Context, cfg *rwshard.Config, stmtTimeout time.Dur
 	rep := &checkReport{dsn: redactedDSN(cfg), cfg: cfg}
 	connectTimeout := cfg.ConnectTimeout
 	if connectTimeout <= 0 {
-		connectTimeout = rwshard.DefaultConnectTimeout
+		connectTimeout = rwshard.NewConfig().ConnectTimeout
 		rep.warnings = append(rep.warnings, fmt.Sprintf(
 			"rwshard.connectTimeout=0: connecting is not bounded, a blackholed host hangs callers (check used %s)", connectTimeout))
 	}

@@ -36,7 +36,7 @@ passed as int64, others as strings. Flags go before CONFIG.`,
 				}
 				ctx, cancel := context.WithTimeout(ctx, *timeout)
 				defer cancel()
-				db, _, err := openCluster(cfg)
+				db, _, err := openCluster(ctx, cfg)
 				if err != nil {
 					e.errorf("explain: %s", errText(cfg, err))
 					return exitProblem
@@ -74,9 +74,9 @@ func explainArgs(args []string) []any {
 }
 
 // openCluster opens rwshard over cfg with health probes on. It returns once
-// every node has been probed once (NewConnector waits for the first round),
-// so health, roles and lag are known.
-func openCluster(cfg *rwshard.Config) (*sql.DB, *rwshard.Connector, error) {
+// every node has been probed once (Connector.Ready), so health, roles and
+// lag are known.
+func openCluster(ctx context.Context, cfg *rwshard.Config) (*sql.DB, *rwshard.Connector, error) {
 	cfg = cfg.Clone()
 	cfg.Health = true
 	cfg.RouteLog = false
@@ -85,6 +85,10 @@ func openCluster(cfg *rwshard.Config) (*sql.DB, *rwshard.Connector, error) {
 	cfg.Backend.Logger = &mysql.NopLogger{}
 	c, err := rwshard.NewConnector(cfg)
 	if err != nil {
+		return nil, nil, err
+	}
+	if err := c.Ready(ctx); err != nil {
+		c.Close()
 		return nil, nil, err
 	}
 	return sql.OpenDB(c), c, nil

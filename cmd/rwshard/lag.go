@@ -40,7 +40,7 @@ fenced.`,
 					e.errorf("lag: %s", errText(nil, err))
 					return exitProblem
 				}
-				db, c, err := openCluster(cfg)
+				db, c, err := openCluster(ctx, cfg)
 				if err != nil {
 					e.errorf("lag: %s", errText(cfg, err))
 					return exitProblem

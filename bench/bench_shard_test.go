@@ -1,4 +1,4 @@
-package rwshard_test
+package bench_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/rwshard/rwshard"
 	"github.com/rwshard/rwshard/internal/lab"
 	"github.com/rwshard/rwshard/internal/lab/labtest"
+	_ "github.com/rwshard/rwshard/shard" // registers sharding with the driver
 )
 
 // shardBench is a sharded lab with 100k orders in 4 physical tables
@@ -29,7 +30,7 @@ func shardBenchDB(b *testing.B) (*lab.Lab, *sql.DB) {
 	}
 	l := labtest.Fresh(b, lab.Sharded())
 	ctx := context.Background()
-	rules := writeRules(b, l)
+	rules := labtest.RulesFile(b, l)
 	db, err := sql.Open(rwshard.DriverName, "/app?rwshard.rulesFile="+url.QueryEscape(rules))
 	if err != nil {
 		b.Fatal(err)

@@ -1,4 +1,4 @@
-package rwshard_test
+package bench_test
 
 import (
 	"context"
@@ -18,6 +18,7 @@ import (
 
 	"github.com/rwshard/rwshard"
 	"github.com/rwshard/rwshard/internal/lab"
+	"github.com/rwshard/rwshard/internal/lab/labtest"
 )
 
 // The performance suite (issue 7), run by `make bench`. Every comparison
@@ -356,7 +357,7 @@ func BenchmarkGORM(b *testing.B) {
 
 // BenchmarkHealthProbe measures what rwshard's health checks cost the
 // servers: it opens rwshard over the lab (primary + 2 replicas, each
-// reached through a proxy that counts the queries sent: commandProxy) with
+// reached through a proxy that counts the queries sent: lab.Proxy) with
 // the default probe settings, lets it idle for probeWindow and reads each
 // node's statement counters before and after. The same window is first
 // measured with rwshard closed, as the lab's own background. It runs once
@@ -372,7 +373,7 @@ func BenchmarkHealthProbe(b *testing.B) {
 	nodes := l.Nodes()
 	for b.Loop() {
 		idle := probeCounts(b, nodes, probeWindow, func() func() { return func() {} })
-		var proxies []*commandProxy
+		var proxies []*lab.Proxy
 		var queries []int64
 		busy := probeCounts(b, nodes, probeWindow, func() func() {
 			cfg, err := rwshard.ParseDSN(labDSN(l, ""))
@@ -381,8 +382,8 @@ func BenchmarkHealthProbe(b *testing.B) {
 			}
 			proxies = proxies[:0]
 			for i, n := range nodes {
-				proxies = append(proxies, newCommandProxy(b, n.Addr()))
-				cfg.Nodes[i].Addr = proxies[i].Addr().String()
+				proxies = append(proxies, labtest.Proxy(b, n.Addr()))
+				cfg.Nodes[i].Addr = proxies[i].Addr()
 			}
 			c, err := rwshard.NewConnector(cfg)
 			if err != nil {
@@ -395,14 +396,14 @@ func BenchmarkHealthProbe(b *testing.B) {
 			if err := db.Ping(); err != nil {
 				b.Fatal(err)
 			}
-			time.Sleep(2 * rwshard.DefaultProbeInterval)
+			time.Sleep(2 * rwshard.NewConfig().ProbeInterval)
 			queries = queries[:0]
 			for _, p := range proxies {
-				queries = append(queries, p.commands.Load())
+				queries = append(queries, p.Commands())
 			}
 			return func() {
 				for i, p := range proxies {
-					queries[i] = p.commands.Load() - queries[i]
+					queries[i] = p.Commands() - queries[i]
 				}
 				db.Close()
 			}
@@ -444,12 +445,12 @@ func probeCounts(b *testing.B, nodes []*lab.Node, window time.Duration, start fu
 	stop := start()
 	before := make([]map[string]int64, len(nodes))
 	for i, n := range nodes {
-		before[i] = nodeStatus(b, n)
+		before[i] = labtest.NodeStatus(b, n)
 	}
 	time.Sleep(window)
 	after := make([]map[string]int64, len(nodes))
 	for i, n := range nodes {
-		after[i] = nodeStatus(b, n)
+		after[i] = labtest.NodeStatus(b, n)
 	}
 	stop()
 	out := make([]probeCount, len(nodes))

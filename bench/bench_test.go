@@ -1,4 +1,4 @@
-package rwshard_test
+package bench_test
 
 import (
 	"context"

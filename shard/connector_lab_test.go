@@ -1,4 +1,4 @@
-package rwshard_test
+package shard_test
 
 import (
 	"context"
@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/url"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -22,45 +20,6 @@ import (
 	"github.com/rwshard/rwshard/internal/lab/labtest"
 	"github.com/rwshard/rwshard/shard"
 )
-
-// shardRules is the lab's sharding: t_order and t_order_item (binding)
-// in ds_${0..1}.t_…_${0..1}, by user_id % 2 then order_id % 2; t_dict
-// broadcast; everything else (ref_order, the unsharded reference copy) in
-// ds_0.
-const shardRules = `
-dataSources:
-  ds_0: {primary: "%s", replicas: ["%s"]}
-  ds_1: {primary: "%s", replicas: ["%s"]}
-defaultDataSource: ds_0
-tables:
-  t_order:
-    dataNodes: ds_${0..1}.t_order_${0..1}
-    databaseStrategy: {column: user_id, algorithm: db_mod}
-    tableStrategy: {column: order_id, algorithm: t_mod}
-    keyGenerator: {column: order_id, generator: snowflake}
-  t_order_item:
-    dataNodes: ds_${0..1}.t_order_item_${0..1}
-    databaseStrategy: {column: user_id, algorithm: db_mod}
-    tableStrategy: {column: order_id, algorithm: t_mod}
-bindingTables: [[t_order, t_order_item]]
-broadcastTables: [t_dict]
-algorithms:
-  db_mod: {type: MOD, props: {sharding-count: 2}}
-  t_mod: {type: MOD, props: {sharding-count: 2}}
-keyGenerators:
-  snowflake: {type: SNOWFLAKE, props: {worker-id: 7}}
-`
-
-func writeRules(t testing.TB, l *lab.Lab) string {
-	t.Helper()
-	var dsns []any
-	for _, g := range l.Groups {
-		dsns = append(dsns, g.Primary().DSN(""), g.Replicas()[0].DSN(""))
-	}
-	path := filepath.Join(t.TempDir(), "rules.yaml")
-	require.NoError(t, os.WriteFile(path, []byte(fmt.Sprintf(shardRules, dsns...)), 0o600))
-	return path
-}
 
 // table reads a result as strings ("NULL" for NULL), for comparison.
 func table(t *testing.T, rows *sql.Rows) [][]string {
@@ -92,7 +51,7 @@ func table(t *testing.T, rows *sql.Rows) [][]string {
 func TestLabSharding(t *testing.T) {
 	l := labtest.Fresh(t, lab.Sharded())
 	ctx := labtest.Ctx(t, 3*time.Minute)
-	rules := writeRules(t, l)
+	rules := labtest.RulesFile(t, l)
 	db, err := sql.Open(rwshard.DriverName, "/app?rwshard.rulesFile="+url.QueryEscape(rules)+"&rwshard.probeInterval=250ms")
 	require.NoError(t, err)
 	defer db.Close()
@@ -112,7 +71,7 @@ func TestLabSharding(t *testing.T) {
 	for _, g := range l.Groups {
 		for _, tbl := range []string{"t_order_0", "t_order_1", "t_order_item_0", "t_order_item_1", "t_dict"} {
 			var n int
-			require.NoError(t, direct(t, g.Primary(), "").QueryRowContext(ctx,
+			require.NoError(t, labtest.Direct(t, g.Primary(), "").QueryRowContext(ctx,
 				"SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = 'app' AND table_name = ?", tbl).Scan(&n))
 			assert.Equal(t, 1, n, "%s missing on %s", tbl, g.Name)
 		}
@@ -191,7 +150,7 @@ func TestLabSharding(t *testing.T) {
 	require.NoError(t, err)
 	assert.Greater(t, key, int64(1_000_000), "a snowflake key")
 	var owner int
-	require.NoError(t, direct(t, l.Groups[1].Primary(), "").QueryRowContext(ctx,
+	require.NoError(t, labtest.Direct(t, l.Groups[1].Primary(), "").QueryRowContext(ctx,
 		fmt.Sprintf("SELECT user_id FROM t_order_%d WHERE order_id = ?", key%2), key).Scan(&owner))
 	assert.Equal(t, 7, owner)
 
@@ -213,7 +172,7 @@ func TestLabSharding(t *testing.T) {
 	assert.Equal(t, 2, qty)
 	for _, g := range l.Groups {
 		var v string
-		require.NoError(t, direct(t, g.Primary(), "").QueryRowContext(ctx, "SELECT v FROM t_dict WHERE k = 1").Scan(&v))
+		require.NoError(t, labtest.Direct(t, g.Primary(), "").QueryRowContext(ctx, "SELECT v FROM t_dict WHERE k = 1").Scan(&v))
 		assert.Equal(t, "one", v, g.Name)
 	}
 
@@ -236,7 +195,7 @@ func TestLabSharding(t *testing.T) {
 		var have int
 		for _, g := range l.Groups {
 			var n int
-			require.NoError(t, direct(t, g.Primary(), "").QueryRowContext(ctx,
+			require.NoError(t, labtest.Direct(t, g.Primary(), "").QueryRowContext(ctx,
 				"SELECT (SELECT COUNT(*) FROM t_order_0 WHERE status = 'tx') + (SELECT COUNT(*) FROM t_order_1 WHERE status = 'tx')").Scan(&n))
 			have += n
 		}
@@ -254,7 +213,7 @@ func TestLabSharding(t *testing.T) {
 	defer xa.Close()
 	xaPrepares := func() (n int64) {
 		for _, g := range l.Groups {
-			n += statusCounter(t, g.Primary(), "Com_xa_prepare")
+			n += labtest.StatusCounter(t, g.Primary(), "Com_xa_prepare")
 		}
 		return n
 	}
@@ -323,7 +282,7 @@ func placement(t *testing.T, ctx context.Context, l *lab.Lab, want int) {
 	total := 0
 	for gi, g := range l.Groups {
 		for ti := range 2 {
-			rows, err := direct(t, g.Primary(), "").QueryContext(ctx, fmt.Sprintf("SELECT order_id, user_id FROM t_order_%d", ti))
+			rows, err := labtest.Direct(t, g.Primary(), "").QueryContext(ctx, fmt.Sprintf("SELECT order_id, user_id FROM t_order_%d", ti))
 			require.NoError(t, err)
 			for rows.Next() {
 				var id, user int64
