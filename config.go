@@ -1,7 +1,6 @@
 package rwshard
 
 import (
-	"fmt"
 	"log/slog"
 	"maps"
 	"math"
@@ -369,7 +368,7 @@ func (c *Config) normalize() error {
 				return configErr("rwshard.balance", c.Balance, "needs weights (rwshard.weights)")
 			}
 		} else if _, err := balance.ByName(c.Balance); err != nil {
-			return configErr("rwshard.balance", c.Balance, "%s", unprefixed(err))
+			return &ConfigError{Key: "rwshard.balance", Value: c.Balance, Err: err}
 		}
 	}
 	if len(c.Weights) > 0 && c.Balance != "weighted" && c.Policy == nil {
@@ -479,16 +478,6 @@ func nodeNames(nodes []Node) string {
 	return s
 }
 
-// unprefixed strips "rwshard: " from a sub-package error for nesting.
-func unprefixed(err error) string {
-	s := err.Error()
-	const p = "rwshard: "
-	if len(s) > len(p) && s[:len(p)] == p {
-		return s[len(p):]
-	}
-	return s
-}
-
 // sharded reports a sharding configuration.
 func (c *Config) sharded() bool { return c.RulesFile != "" || c.Rules != nil }
 
@@ -516,15 +505,15 @@ func (c *Config) policy() (balance.Policy, error) {
 			}
 			p, err = balance.NewWeighted(w)
 			if err != nil {
-				return nil, &ConfigError{Key: "rwshard.weights", Err: fmt.Errorf("%s", unprefixed(err))}
+				return nil, &ConfigError{Key: "rwshard.weights", Err: err}
 			}
 		} else if p, err = balance.ByName(c.Balance); err != nil {
-			return nil, configErr("rwshard.balance", c.Balance, "%s", unprefixed(err))
+			return nil, &ConfigError{Key: "rwshard.balance", Value: c.Balance, Err: err}
 		}
 	}
 	if b, ok := p.(balance.Binder); ok {
 		if err := b.Bind(c.readCandidates()); err != nil {
-			return nil, &ConfigError{Key: "rwshard.weights", Err: fmt.Errorf("%s", unprefixed(err))}
+			return nil, &ConfigError{Key: "rwshard.weights", Err: err}
 		}
 	}
 	return p, nil

@@ -102,7 +102,7 @@ func (c *conn) route(ctx context.Context, q string) (router.Class, router.Decisi
 	}
 	cls, err := c.cl.classifier.Classify(q)
 	if err != nil {
-		return cls, router.Decision{}, hint.Hint{}, err // a *hint.Error naming the comment
+		return cls, router.Decision{}, hint.Hint{}, hintErr(q, err)
 	}
 	h := cls.Hint
 	if ch, ok := hint.FromContext(ctx); ok {
@@ -357,7 +357,7 @@ func (c *conn) checkSessionTarget(b *backend, cls router.Class, d router.Decisio
 // first execution, then once per backend connection (see StmtCacheSize).
 func (c *conn) PrepareContext(ctx context.Context, q string) (driver.Stmt, error) {
 	if _, err := c.cl.classifier.Classify(q); err != nil {
-		return nil, err
+		return nil, hintErr(q, err)
 	}
 	return &stmt{c: c, q: q}, nil
 }

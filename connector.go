@@ -74,6 +74,7 @@ func (d *Driver) Open(dsn string) (driver.Conn, error) {
 // it opened (not handles given to OpenDB); database/sql calls Close from
 // DB.Close.
 type Connector struct {
+	cfg    *Config  // normalized, immutable
 	cl     *cluster // read/write splitting over one group; nil when sharded
 	sh     sharded  // sharded: the sharding module's connector
 	closed atomic.Bool
@@ -114,7 +115,7 @@ func newShardedConnector(cfg *Config) (*Connector, error) {
 		sc.Close()
 		return nil, &ConfigError{Key: key, Value: val, Err: errors.New("the sharding module does not match this driver's version")}
 	}
-	return &Connector{sh: sh}, nil
+	return &Connector{cfg: cfg, sh: sh}, nil
 }
 
 // NewConnector validates cfg, takes a private copy and opens one backend
@@ -134,8 +135,12 @@ func NewConnector(cfg *Config) (*Connector, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Connector{cl: cl}, nil
+	return &Connector{cfg: cfg, cl: cl}, nil
 }
+
+// Config returns a copy of the connector's configuration, defaults
+// filled in.
+func (c *Connector) Config() *Config { return c.cfg.Clone() }
 
 // newCluster opens the pools of one primary + replicas group and starts
 // its health monitor. cfg is normalized and owned by the cluster.

@@ -19,7 +19,33 @@
 //
 // Three ways in: sql.Open with a DSN (ParseDSN), NewConnector with a Config
 // and sql.OpenDB, or OpenDB over existing *sql.DB pools (go-sqlmock in unit
-// tests). Errors that rwshard produces are *RouteError or *ConfigError,
-// naming the node, statement or key; errors from the server reach the
-// caller as go-sql-driver/mysql returns them.
+// tests). Neither sql.Open nor NewConnector does network I/O: health probes
+// start in the background (see Connector.Ready).
+//
+// Sharding is a module of its own, github.com/rwshard/rwshard/shard: a
+// blank import of it registers it, and a Config with RulesFile or Rules
+// needs it.
+//
+// # Errors
+//
+// Errors from the server reach the caller as go-sql-driver/mysql returns
+// them, *mysql.MySQLError, unwrapped (GORM and others type-assert them),
+// in sharded mode too. rwshard's own errors are:
+//
+//   - *ConfigError: a configuration value rwshard cannot accept, naming the
+//     key and the value (never a password); it wraps the cause, such as
+//     balance.ErrUnknownPolicy or a *balance.WeightError;
+//   - *RouteError: a statement rwshard could not route or run, naming the
+//     node, the routing reason and the start of the statement (string
+//     literals redacted, never its arguments); it wraps one of the
+//     sentinels below, a *hint.Error for a malformed comment hint, or the
+//     cause of a failed connection.
+//
+// Sentinels, matched with errors.Is: ErrPrimaryUnavailable (a statement
+// that needs the primary waited WritePause without one), ErrSplitBrain,
+// ErrWriteToReplica (a node hint aimed a statement that is not a plain read
+// at a replica), ErrUnknownNode, ErrNoReplica (Fallback "error"),
+// ErrBrokenConnection, ErrSessionLost (a pinned session's connection
+// broke) and ErrClosed. The sharding module adds its own (shard.ErrNoShardKey,
+// *shard.CommitError, …).
 package rwshard

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/rwshard/rwshard/internal/redact"
 )
 
 // Sentinel errors. Match them with errors.Is; rwshard wraps them in a
@@ -73,22 +75,16 @@ func (e *RouteError) Error() string {
 
 func (e *RouteError) Unwrap() error { return e.Err }
 
-// maxQuoted is how much of a statement an error quotes.
-const maxQuoted = 80
+// hintErr is the error of a statement whose comment hint cannot be
+// honoured (a *hint.Error, the one error the classifier returns): not
+// sent, naming the hint and the statement.
+func hintErr(q string, err error) error {
+	return &RouteError{Reason: "hint", Statement: quote(q), Err: err}
+}
 
 // quote shortens a statement for an error message, its string literals
 // redacted.
-func quote(sql string) string {
-	sql = redactLiterals(strings.TrimSpace(sql))
-	if len(sql) <= maxQuoted {
-		return sql
-	}
-	cut := maxQuoted
-	for cut > 0 && sql[cut]&0xC0 == 0x80 { // do not split a UTF-8 sequence
-		cut--
-	}
-	return sql[:cut] + "…"
-}
+func quote(sql string) string { return redact.Quote(sql) }
 
 // ConfigError reports a configuration value rwshard cannot accept. It
 // names the key and the value; passwords are never included.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rwshard/rwshard/hint"
+	"github.com/rwshard/rwshard/internal/redact"
 	"github.com/rwshard/rwshard/router"
 )
 
@@ -224,7 +225,7 @@ func (c *conn) logRoute(ctx context.Context, q string, args []driver.NamedValue,
 	}
 	sqlText := q
 	if !cfg.LogArgs {
-		sqlText = redactLiterals(q)
+		sqlText = redact.Literals(q)
 	}
 	if len(sqlText) > 200 {
 		sqlText = sqlText[:200] + "…"
@@ -249,7 +250,7 @@ func (c *conn) logRoute(ctx context.Context, q string, args []driver.NamedValue,
 	level := slog.LevelInfo
 	if err != nil {
 		level = slog.LevelWarn
-		attrs = append(attrs, slog.String("err", redactLiterals(err.Error())))
+		attrs = append(attrs, slog.String("err", redact.Literals(err.Error())))
 	}
 	logger.LogAttrs(ctx, level, "rwshard route", attrs...)
 }

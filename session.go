@@ -3,7 +3,7 @@ package rwshard
 import (
 	"context"
 	"encoding/base64"
-	"fmt"
+	"errors"
 	"strconv"
 	"strings"
 	"sync"
@@ -90,7 +90,7 @@ func (s *Session) Token() string {
 
 func parseToken(token string) (*Session, error) {
 	bad := func(why string) error {
-		return &ConfigError{Key: "session token", Value: quote(token), Err: fmt.Errorf("%s", why)}
+		return &ConfigError{Key: "session token", Value: quote(token), Err: errors.New(why)}
 	}
 	raw, err := base64.RawURLEncoding.DecodeString(token)
 	if err != nil {
@@ -106,7 +106,7 @@ func parseToken(token string) (*Session, error) {
 	}
 	g, err := health.ParseGTID(parts[2])
 	if err != nil {
-		return nil, bad(err.Error())
+		return nil, &ConfigError{Key: "session token", Value: quote(token), Err: err}
 	}
 	s := &Session{gtid: g}
 	if ns > 0 {

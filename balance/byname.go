@@ -35,8 +35,8 @@ func ByName(name string) (Policy, error) {
 	case "latency":
 		return NewLatency(), nil
 	case "weighted":
-		return nil, fmt.Errorf("rwshard: balance: policy %q needs a weight per node: build it with NewWeighted (DSN: rwshard.weights)", name)
+		return nil, fmt.Errorf("balance: policy %q needs a weight per node: build it with NewWeighted (DSN: rwshard.weights)", name)
 	}
-	return nil, fmt.Errorf("rwshard: balance: policy %q: %w; valid names: %s",
+	return nil, fmt.Errorf("balance: policy %q: %w; valid names: %s",
 		name, ErrUnknownPolicy, strings.Join(Names(), ", "))
 }

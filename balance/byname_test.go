@@ -27,13 +27,13 @@ func TestByName(t *testing.T) {
 
 func TestByNameErrors(t *testing.T) {
 	_, err := balance.ByName("weighted")
-	require.EqualError(t, err, `rwshard: balance: policy "weighted" needs a weight per node: build it with NewWeighted (DSN: rwshard.weights)`)
+	require.EqualError(t, err, `balance: policy "weighted" needs a weight per node: build it with NewWeighted (DSN: rwshard.weights)`)
 	require.False(t, errors.Is(err, balance.ErrUnknownPolicy))
 
 	for _, name := range []string{"roundrobin", "Round_Robin", "", "least-in-flight"} {
 		_, err := balance.ByName(name)
 		require.ErrorIs(t, err, balance.ErrUnknownPolicy)
-		require.Equal(t, fmt.Sprintf(`rwshard: balance: policy %q: unknown balance policy; `+
+		require.Equal(t, fmt.Sprintf(`balance: policy %q: unknown balance policy; `+
 			`valid names: round_robin, random, weighted, least_in_flight, latency`, name), err.Error())
 	}
 }

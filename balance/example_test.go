@@ -41,7 +41,7 @@ func ExampleWeighted_Bind() {
 	err := w.Bind([]string{"primary", "replica1", "replica2"})
 	fmt.Println(err)
 	// Output:
-	// rwshard: balance: weight for "replcia2" is 3: no read candidate has that name; known: "primary", "replica1", "replica2"
+	// balance: weight for "replcia2" is 3: no read candidate has that name; known: "primary", "replica1", "replica2"
 }
 
 // A custom policy: keep reads on the replica in the caller's zone while it
@@ -97,7 +97,7 @@ func ExampleByName() {
 	fmt.Println(err)
 	// Output:
 	// least_in_flight <nil>
-	// rwshard: balance: policy "leastconn": unknown balance policy; valid names: round_robin, random, weighted, least_in_flight, latency
+	// balance: policy "leastconn": unknown balance policy; valid names: round_robin, random, weighted, least_in_flight, latency
 }
 
 // The driver keeps one EWMA per node and copies its value into the

@@ -178,17 +178,17 @@ type WeightError struct {
 
 // Error formats the error as
 //
-//	rwshard: balance: weight for "NAME" is VALUE: REASON
-//	rwshard: balance: weight for "NAME": REASON   (no value, e.g. missing)
-//	rwshard: balance: weights: REASON             (the set as a whole)
+//	balance: weight for "NAME" is VALUE: REASON
+//	balance: weight for "NAME": REASON   (no value, e.g. missing)
+//	balance: weights: REASON             (the set as a whole)
 func (e *WeightError) Error() string {
 	switch {
 	case e.hasWeight:
-		return fmt.Sprintf("rwshard: balance: weight for %q is %v: %s", e.Name, e.Weight, e.Reason)
+		return fmt.Sprintf("balance: weight for %q is %v: %s", e.Name, e.Weight, e.Reason)
 	case e.Name != "":
-		return fmt.Sprintf("rwshard: balance: weight for %q: %s", e.Name, e.Reason)
+		return fmt.Sprintf("balance: weight for %q: %s", e.Name, e.Reason)
 	default:
-		return "rwshard: balance: weights: " + e.Reason
+		return "balance: weights: " + e.Reason
 	}
 }
 

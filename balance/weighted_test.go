@@ -110,7 +110,7 @@ func TestNewWeightedErrors(t *testing.T) {
 			require.Nil(t, w)
 			require.Error(t, err)
 			msg := err.Error()
-			require.True(t, strings.HasPrefix(msg, "rwshard: balance: "), msg)
+			require.True(t, strings.HasPrefix(msg, "balance: "), msg)
 			for _, s := range tc.want {
 				require.Contains(t, msg, s)
 			}
@@ -133,7 +133,7 @@ func TestWeightedBind(t *testing.T) {
 	// key, its value, and the known names.
 	err = w.Bind([]string{"primary", "replica1", "replica2"})
 	require.Error(t, err)
-	require.Equal(t, `rwshard: balance: weight for "replcia2" is 3: no read candidate has that name; `+
+	require.Equal(t, `balance: weight for "replcia2" is 3: no read candidate has that name; `+
 		`known: "primary", "replica1", "replica2"`, err.Error())
 	var we *balance.WeightError
 	require.True(t, errors.As(err, &we))
@@ -145,7 +145,7 @@ func TestWeightedBind(t *testing.T) {
 	require.NoError(t, err)
 	err = w.Bind([]string{"primary", "replica1", "replica3"})
 	require.Error(t, err)
-	require.Contains(t, err.Error(), `rwshard: balance: weight for "replica3": missing`)
+	require.Contains(t, err.Error(), `balance: weight for "replica3": missing`)
 	require.Contains(t, err.Error(), `"primary", "replica1"`)
 	require.True(t, errors.As(err, &we))
 	require.Equal(t, "replica3", we.Name)

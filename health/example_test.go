@@ -27,7 +27,7 @@ func ExampleParseGTID() {
 	// Output:
 	// true
 	// false
-	// rwshard: gtid: bad MariaDB GTID "0-1" in "0-1"
+	// health: bad MariaDB GTID "0-1" in "0-1"
 }
 
 func ExampleGTIDSet_Contains() {

@@ -39,13 +39,13 @@ func ParseGTID(s string) (GTIDSet, error) {
 	for part := range strings.SplitSeq(s, ",") {
 		f := strings.Split(strings.TrimSpace(part), "-")
 		if len(f) != 3 {
-			return GTIDSet{}, fmt.Errorf("rwshard: gtid: bad MariaDB GTID %q in %q", part, s)
+			return GTIDSet{}, fmt.Errorf("health: bad MariaDB GTID %q in %q", part, s)
 		}
 		d, err1 := strconv.ParseUint(f[0], 10, 32)
 		_, err2 := strconv.ParseUint(f[1], 10, 32)
 		seq, err3 := strconv.ParseUint(f[2], 10, 64)
 		if err1 != nil || err2 != nil || err3 != nil {
-			return GTIDSet{}, fmt.Errorf("rwshard: gtid: bad MariaDB GTID %q in %q", part, s)
+			return GTIDSet{}, fmt.Errorf("health: bad MariaDB GTID %q in %q", part, s)
 		}
 		if seq > g.maria[uint32(d)] {
 			g.maria[uint32(d)] = seq
@@ -59,7 +59,7 @@ func (g *GTIDSet) parseMySQL(s string) error {
 	for part := range strings.SplitSeq(s, ",") {
 		f := strings.Split(strings.TrimSpace(part), ":")
 		if len(f) < 2 || f[0] == "" {
-			return fmt.Errorf("rwshard: gtid: bad MySQL GTID set %q", s)
+			return fmt.Errorf("health: bad MySQL GTID set %q", s)
 		}
 		// A tag (MySQL 8.3+: uuid:tag:1-5) names a source of its own;
 		// the intervals after it are that source's.
@@ -68,7 +68,7 @@ func (g *GTIDSet) parseMySQL(s string) error {
 		for _, r := range f[1:] {
 			if isTag(r) {
 				if tagged {
-					return fmt.Errorf("rwshard: gtid: bad MySQL GTID tag %q in %q", r, s)
+					return fmt.Errorf("health: bad MySQL GTID tag %q in %q", r, s)
 				}
 				source, tagged = uuid+":"+strings.ToLower(r), true
 				continue
@@ -77,18 +77,18 @@ func (g *GTIDSet) parseMySQL(s string) error {
 			lo, hi, isRange := strings.Cut(r, "-")
 			a, err := strconv.ParseUint(lo, 10, 64)
 			if err != nil {
-				return fmt.Errorf("rwshard: gtid: bad MySQL GTID interval %q in %q", r, s)
+				return fmt.Errorf("health: bad MySQL GTID interval %q in %q", r, s)
 			}
 			b := a
 			if isRange {
 				if b, err = strconv.ParseUint(hi, 10, 64); err != nil || b < a {
-					return fmt.Errorf("rwshard: gtid: bad MySQL GTID interval %q in %q", r, s)
+					return fmt.Errorf("health: bad MySQL GTID interval %q in %q", r, s)
 				}
 			}
 			g.mysql[source] = addInterval(g.mysql[source], interval{a, b})
 		}
 		if tagged {
-			return fmt.Errorf("rwshard: gtid: bad MySQL GTID set %q: tag without intervals", s)
+			return fmt.Errorf("health: bad MySQL GTID set %q: tag without intervals", s)
 		}
 	}
 	return nil

@@ -116,7 +116,7 @@ func TestParseGTIDErrors(t *testing.T) {
 			_, err := ParseGTID(in)
 			require.Error(t, err)
 			msg := err.Error()
-			assert.True(t, strings.HasPrefix(msg, "rwshard: gtid: bad "), msg)
+			assert.True(t, strings.HasPrefix(msg, "health: bad "), msg)
 			assert.Contains(t, msg, fmt.Sprintf("%q", strings.TrimSpace(in)), "the error names the input")
 		})
 	}

@@ -158,6 +158,8 @@ type Monitor struct {
 	kick    []chan struct{}
 
 	stop    chan struct{}
+	ctx     context.Context // of every probe; cancelled by Close
+	cancel  context.CancelFunc
 	first   sync.WaitGroup // first probe of every node
 	ready   chan struct{}  // closed when first is done
 	loops   sync.WaitGroup // probe loops and heartbeat writer
@@ -173,6 +175,7 @@ func New(names []string, primary int, probe ProbeFunc, o Options) *Monitor {
 	o.defaults()
 	m := &Monitor{opts: o, probe: probe, agg: newAggregator(o.Window, o.Now),
 		changed: make(chan struct{}), stop: make(chan struct{}), ready: make(chan struct{})}
+	m.ctx, m.cancel = context.WithCancel(context.Background())
 	for _, name := range names {
 		n := &Node{Name: name}
 		n.up.Store(true)
@@ -249,6 +252,7 @@ func (m *Monitor) Close() {
 		return
 	}
 	close(m.stop)
+	m.cancel() // probes in flight end now, not at their timeout
 	m.loops.Wait()
 	if m.started.Load() {
 		<-m.ready // its goroutine ends once every loop probed once
@@ -309,7 +313,7 @@ func (m *Monitor) beat() {
 		case <-m.stop:
 			return
 		case <-t.C:
-			ctx, cancel := context.WithTimeout(context.Background(), m.opts.Timeout)
+			ctx, cancel := context.WithTimeout(m.ctx, m.opts.Timeout)
 			_ = m.opts.Beat(ctx) // a failing primary shows in its probes
 			cancel()
 		}
@@ -320,9 +324,12 @@ func (m *Monitor) beat() {
 func (m *Monitor) probeOnce(i int) {
 	n := m.nodes[i]
 	sent := m.opts.Now()
-	ctx, cancel := context.WithTimeout(context.Background(), m.opts.Timeout)
+	ctx, cancel := context.WithTimeout(m.ctx, m.opts.Timeout)
 	r, err := m.probe(ctx, i)
 	cancel()
+	if m.ctx.Err() != nil {
+		return // closing: a cancelled probe says nothing about the node
+	}
 	if err != nil {
 		n.lastError.Store(&err)
 		m.setUp(i, false, err)

@@ -35,6 +35,6 @@ func ExampleParse() {
 	// Output:
 	// "rwshard:node=replica2"                      ok=true route=node node="replica2" err=<nil>
 	// "SHARDINGSPHERE_HINT: WRITE_ROUTE_ONLY=true" ok=true route=primary node="" err=<nil>
-	// "rwshard:primry"                             ok=true route=default node="" err=rwshard: hint "rwshard:primry": unknown item: "primry"
+	// "rwshard:primry"                             ok=true route=default node="" err=hint "rwshard:primry": unknown item: "primry"
 	// "an ordinary comment"                        ok=false route=default node="" err=<nil>
 }

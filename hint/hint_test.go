@@ -79,8 +79,8 @@ func TestParse(t *testing.T) {
 		{"shardingsphere_hint: write_route_only=TRUE", Hint{Route: PrimaryOnly}, true, ""},
 		{"SHARDINGSPHERE_HINT: WRITE_ROUTE_ONLY=false", Hint{}, true, ""},
 
-		{"rwshard:", Hint{}, true, `rwshard: hint "rwshard:": empty hint: ""`},
-		{"rwshard:primry", Hint{}, true, `rwshard: hint "rwshard:primry": unknown item: "primry"`},
+		{"rwshard:", Hint{}, true, `hint "rwshard:": empty hint: ""`},
+		{"rwshard:primry", Hint{}, true, `hint "rwshard:primry": unknown item: "primry"`},
 		{"rwshard:primary=1", Hint{}, true, `takes no value: "primary=1"`},
 		{"rwshard:node=", Hint{}, true, `needs a node name: "node="`},
 		{"rwshard:max_lag=soon", Hint{}, true, `needs a positive duration such as 500ms: "max_lag=soon"`},
@@ -97,7 +97,7 @@ func TestParse(t *testing.T) {
 			var he *Error
 			if assert.ErrorAs(t, err, &he, tc.comment) {
 				assert.Contains(t, err.Error(), tc.err, tc.comment)
-				assert.Contains(t, err.Error(), "rwshard: hint", tc.comment)
+				assert.Contains(t, err.Error(), "hint \"", tc.comment)
 			}
 			continue
 		}

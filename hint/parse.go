@@ -22,7 +22,7 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
-	return fmt.Sprintf("rwshard: hint %q: %s: %q", e.Comment, e.Reason, e.Item)
+	return fmt.Sprintf("hint %q: %s: %q", e.Comment, e.Reason, e.Item)
 }
 
 // Parse reads a hint from the text of one SQL comment (without the /* */ or

@@ -16,6 +16,7 @@ import (
 
 	"github.com/rwshard/rwshard"
 	"github.com/rwshard/rwshard/hint"
+	"github.com/rwshard/rwshard/internal/redact"
 	"github.com/rwshard/rwshard/internal/rowsx"
 	"github.com/rwshard/rwshard/router"
 )
@@ -176,8 +177,8 @@ func (s *sub) query(ctx context.Context, q string, args []driver.NamedValue, pre
 // without sharding.
 func (sc *conn) classify(ctx context.Context, q string) (context.Context, router.Class, error) {
 	cls, err := sc.c.classifier.Classify(q)
-	if err != nil {
-		return ctx, cls, err // a *hint.Error naming the comment
+	if err != nil { // a *hint.Error naming the comment: not sent
+		return ctx, cls, &rwshard.RouteError{Reason: "hint", Statement: redact.Quote(q), Err: err}
 	}
 	h := cls.Hint
 	if ch, ok := hint.FromContext(ctx); ok {
@@ -670,18 +671,10 @@ func (sc *conn) Ping(ctx context.Context) error {
 // each data source converts it as go-sql-driver does.
 func (sc *conn) CheckNamedValue(*driver.NamedValue) error { return nil }
 
-// ResetSession ends the previous user's session before database/sql
-// hands the connection out again: an open transaction is rolled back, and
-// each data source's connection resets its own (see rwshard's conn).
+// ResetSession is called by database/sql before reusing the connection;
+// the previous user's session already ended in IsValid.
 func (sc *conn) ResetSession(ctx context.Context) error {
-	if sc.inTx() {
-		_ = sc.finish(ctx, "ROLLBACK", false)
-		sc.autocommitOff = false
-		sc.endTx()
-	}
-	sc.session = nil
 	for _, s := range sc.subs {
-		s.applied = 0
 		if err := s.conn.(driver.SessionResetter).ResetSession(ctx); err != nil {
 			return err
 		}
@@ -689,15 +682,23 @@ func (sc *conn) ResetSession(ctx context.Context) error {
 	return nil
 }
 
-// IsValid reports whether every data source's connection may be pooled
-// again. It changes nothing.
+// IsValid is called by database/sql when the caller is done with the
+// connection: the session ends here, as on each data source's connection
+// (see rwshard's conn): an open transaction is rolled back there (its
+// connection is discarded), the SET statements are forgotten. It reports
+// whether the connection may be pooled again.
 func (sc *conn) IsValid() bool {
+	ok := true
 	for _, s := range sc.subs {
-		if !s.conn.(driver.Validator).IsValid() {
-			return false
-		}
+		ok = s.conn.(driver.Validator).IsValid() && ok
+		s.applied = 0
 	}
-	return true
+	sc.session = nil
+	if sc.inTx() {
+		sc.autocommitOff = false
+		sc.endTx()
+	}
+	return ok
 }
 
 func (sc *conn) Close() error {

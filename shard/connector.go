@@ -110,7 +110,11 @@ func (c *connector) build(rules *Rules, prev *state) (*state, error) {
 		}
 		if err != nil {
 			st.closeNew(prev)
-			return nil, fmt.Errorf("shard: data source %s: %w", name, err)
+			var ce *rwshard.ConfigError
+			if errors.As(err, &ce) { // one prefix: the key names the data source
+				return nil, &rwshard.ConfigError{Key: "dataSources." + name + ": " + ce.Key, Value: ce.Value, Err: ce.Err}
+			}
+			return nil, fmt.Errorf("rwshard: shard: data source %s: %w", name, err)
 		}
 	}
 	return st, nil

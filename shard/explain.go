@@ -3,6 +3,7 @@ package shard
 import (
 	"context"
 	"database/sql/driver"
+	"slices"
 
 	"github.com/rwshard/rwshard"
 	"github.com/rwshard/rwshard/router"
@@ -67,7 +68,8 @@ func (sc *conn) explain(ctx context.Context, query string, args []any) (rwshard.
 // open transaction on a data source the transaction has not touched yet
 // would open its part there, on the primary.
 func (sc *conn) explainUnit(ctx context.Context, st *state, u Unit) (rwshard.Plan, error) {
-	if s := sc.subs[u.DataSource]; s != nil && s.dc == st.sources[u.DataSource] {
+	untouched := sc.inTx() && !slices.Contains(sc.txOrder, u.DataSource)
+	if s := sc.subs[u.DataSource]; s != nil && s.dc == st.sources[u.DataSource] && !untouched {
 		return s.conn.(explainer).Explain(ctx, u.SQL)
 	}
 	dc := st.sources[u.DataSource]
@@ -77,7 +79,7 @@ func (sc *conn) explainUnit(ctx context.Context, st *state, u Unit) (rwshard.Pla
 	}
 	defer fresh.Close()
 	p, err := fresh.(explainer).Explain(ctx, u.SQL)
-	if err != nil || !sc.inTx() {
+	if err != nil || !untouched {
 		return p, err
 	}
 	p.Reason, p.Consistency = router.ReasonInTransaction.String(), ""

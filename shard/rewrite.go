@@ -30,13 +30,14 @@ import (
 type pieceKind uint8
 
 const (
-	pieceText     pieceKind = iota // text as is
-	pieceTable                     // physical name of table reference n
-	pieceArg                       // '?' for argument n (0-based position in the caller's args)
-	pieceKey                       // the generated key of the row being printed
-	pieceLimit                     // the LIMIT of a multi-shard read
-	pieceRowStart                  // (marks only) an INSERT row begins
-	pieceRowEnd                    // (marks only) an INSERT row ends
+	pieceText       pieceKind = iota // text as is
+	pieceTable                       // physical name of table reference n
+	pieceArg                         // '?' for argument n (0-based position in the caller's args)
+	pieceKey                         // the generated key of the row being printed
+	pieceLimit                       // the LIMIT of a multi-shard read
+	pieceConstraint                  // constraint name text + "_" + physical name of table reference n
+	pieceRowStart                    // (marks only) an INSERT row begins
+	pieceRowEnd                      // (marks only) an INSERT row ends
 )
 
 type piece struct {
@@ -67,6 +68,25 @@ func tableMarker(i int) sqlparser.TableName {
 	return sqlparser.TableName{Name: sqlparser.NewIdentifierCS(tableMarkerPrefix + strconv.Itoa(i))}
 }
 
+// constraintMarkerPrefix starts a constraint name that each unit prints
+// with its table's physical name as a suffix: prefix, table reference,
+// ':', the name.
+const constraintMarkerPrefix = "\x00rwshard:c"
+
+func constraintMarker(table int, name string) sqlparser.IdentifierCI {
+	return sqlparser.NewIdentifierCI(constraintMarkerPrefix + strconv.Itoa(table) + ":" + name)
+}
+
+func constraintMarkerOf(id sqlparser.IdentifierCI) (table int, name string, ok bool) {
+	s, found := strings.CutPrefix(id.String(), constraintMarkerPrefix)
+	if !found {
+		return 0, "", false
+	}
+	n, name, found := strings.Cut(s, ":")
+	table, err := strconv.Atoi(n)
+	return table, name, found && err == nil
+}
+
 func markerIndex(t sqlparser.TableName) (int, bool) {
 	s := t.Name.String()
 	if !strings.HasPrefix(s, tableMarkerPrefix) || t.Qualifier.NotEmpty() {
@@ -93,6 +113,7 @@ type templateMark struct {
 	pos  int
 	kind pieceKind
 	n    int
+	text string
 }
 
 // templatePrinter is the NodeFormatter state of one print.
@@ -121,6 +142,12 @@ func (tp *templatePrinter) format(buf *sqlparser.TrackedBuffer, node sqlparser.S
 	case sqlparser.TableName:
 		if i, ok := markerIndex(n); ok {
 			tp.mark(buf, pieceTable, i)
+			return
+		}
+		n.Format(buf)
+	case sqlparser.IdentifierCI:
+		if i, name, ok := constraintMarkerOf(n); ok {
+			tp.marks = append(tp.marks, templateMark{pos: buf.Len(), kind: pieceConstraint, n: i, text: name})
 			return
 		}
 		n.Format(buf)
@@ -171,7 +198,7 @@ func buildTemplate(stmt sqlparser.SQLNode, limit *sqlparser.Limit, splitRows boo
 		case pieceRowEnd:
 			cur = &t.tail
 		default:
-			*cur = append(*cur, piece{kind: m.kind, n: m.n})
+			*cur = append(*cur, piece{kind: m.kind, n: m.n, text: m.text})
 		}
 	}
 	flush(len(text))
@@ -209,6 +236,8 @@ func (u *unitRender) pieces(b *strings.Builder, ps []piece) {
 			b.WriteString(p.text)
 		case pieceTable:
 			b.WriteString(u.tables[p.n])
+		case pieceConstraint:
+			b.WriteString(escapeTableName(p.text + "_" + strings.Trim(u.tables[p.n], "`")))
 		case pieceArg:
 			b.WriteByte('?')
 			nv := u.in[p.n]

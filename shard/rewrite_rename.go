@@ -100,14 +100,39 @@ func (a *analyzer) rename(c sqlparser.SQLNode, aliasMode bool) error {
 			*n = tableMarker(m)
 		}
 	}
+	// Constraint names (FOREIGN KEY, CHECK) are unique per database, not
+	// per table: on each physical table the name gets the table's name as
+	// a suffix, "fk" on t_order_1 becoming "fk_t_order_1", as
+	// ShardingSphere does, so that the tables of one data source do not
+	// collide (errno 121).
+	renameConstraint := func(table sqlparser.TableName, id *sqlparser.IdentifierCI) {
+		if m, ok := markerIndex(table); ok && id.NotEmpty() {
+			*id = constraintMarker(m, id.String())
+		}
+	}
 	switch s := c.(type) {
 	case *sqlparser.CreateTable:
 		mark(&s.Table)
 		if s.OptLike != nil {
 			mark(&s.OptLike.LikeTable)
 		}
+		if s.TableSpec != nil {
+			for _, cd := range s.TableSpec.Constraints {
+				renameConstraint(s.Table, &cd.Name)
+			}
+		}
 	case *sqlparser.AlterTable:
 		mark(&s.Table)
+		for _, o := range s.AlterOptions {
+			switch o := o.(type) {
+			case *sqlparser.AddConstraintDefinition:
+				renameConstraint(s.Table, &o.ConstraintDefinition.Name)
+			case *sqlparser.DropKey:
+				if o.Type == sqlparser.ForeignKeyType || o.Type == sqlparser.CheckKeyType || o.Type == sqlparser.ConstraintType {
+					renameConstraint(s.Table, &o.Name)
+				}
+			}
+		}
 	case *sqlparser.TruncateTable:
 		mark(&s.Table)
 	case *sqlparser.DropTable:

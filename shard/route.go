@@ -17,6 +17,8 @@ import (
 	"sync"
 
 	"vitess.io/vitess/go/vt/sqlparser"
+
+	"github.com/rwshard/rwshard/internal/redact"
 )
 
 // Reasons of a Route, as Route.Reason.
@@ -91,21 +93,9 @@ func (e *RouteError) Error() string {
 
 func (e *RouteError) Unwrap() error { return e.Err }
 
-// quoteStatement quotes the start of a statement for an error message.
-func quoteStatement(sql string) string {
-	const max = 80
-	sql = strings.TrimSpace(sql)
-	if len(sql) <= max {
-		return strconv.Quote(sql)
-	}
-	cut := max
-	for cut > 0 && !isRuneStart(sql[cut]) {
-		cut--
-	}
-	return strconv.Quote(sql[:cut] + "…")
-}
-
-func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
+// quoteStatement quotes the start of a statement for an error message,
+// its string literals redacted.
+func quoteStatement(sql string) string { return strconv.Quote(redact.Quote(sql)) }
 
 // Unit is one statement for one data source.
 type Unit struct {

@@ -273,6 +273,9 @@ func (a *analyzer) sharded(p *routePlan, class stmtClass, sharded, other []*tabl
 			return nil, a.fail(unsupported("%v", t.err), u.name, "")
 		}
 	}
+	if err := a.checkBindingJoin(sharded); err != nil {
+		return nil, err
+	}
 	if a.namedArg != "" {
 		return nil, a.fail(unsupported("bind variable %s (use '?')", a.namedArg), first, "")
 	}

@@ -61,7 +61,7 @@ func newRoute(n int) *Route {
 }
 
 func (p *routePlan) route(r *Router, sql string, args []driver.NamedValue) (*Route, error) {
-	if p.tmpl != nil && len(args) < p.nargs {
+	if len(args) != p.nargs {
 		return nil, &RouteError{SQL: sql, Err: fmt.Errorf("rwshard: shard: the statement has %d placeholders, got %d arguments", p.nargs, len(args))}
 	}
 	switch p.kind {

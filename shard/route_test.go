@@ -598,6 +598,23 @@ func TestRouteDDL(t *testing.T) {
 			units: routeEvery8("create table %s (\n\tkind INT,\n\tforeign key (kind) references t_dict (id)\n)"),
 		},
 		{
+			name:   "CREATE TABLE with a named constraint: renamed per physical table",
+			sql:    "CREATE TABLE t_order (kind INT, CONSTRAINT fk_kind FOREIGN KEY (kind) REFERENCES t_dict (id), CONSTRAINT chk CHECK (kind > 0))",
+			reason: ReasonAllShards, write: true,
+			units: routeEvery8("create table %s (\n\tkind INT,\n\tconstraint fk_kind_%s foreign key (kind) references t_dict (id),\n\tconstraint chk_%s check (kind > 0)\n)"),
+		},
+		{
+			name:   "ALTER TABLE ADD CONSTRAINT: renamed per physical table",
+			sql:    "ALTER TABLE t_order ADD CONSTRAINT fk_kind FOREIGN KEY (kind) REFERENCES t_dict (id)",
+			reason: ReasonAllShards, write: true,
+			units: routeEvery8("alter table %s add constraint fk_kind_%s foreign key (kind) references t_dict (id)"),
+		},
+		{
+			name: "ALTER TABLE DROP FOREIGN KEY: the renamed one",
+			sql:  "ALTER TABLE t_order DROP FOREIGN KEY fk_kind", reason: ReasonAllShards, write: true,
+			units: routeEvery8("alter table %s drop foreign key fk_kind_%s"),
+		},
+		{
 			name: "DROP TABLE of a sharded and a broadcast table", sql: "DROP TABLE t_order, t_dict",
 			err: ErrUnsupported, errHas: []string{"t_order", "t_dict"},
 		},
@@ -625,6 +642,19 @@ func TestRouteRefusals(t *testing.T) {
 		{
 			name: "join of non-binding sharded tables", sql: "SELECT * FROM t_order o JOIN t_account a ON a.user_id = o.user_id WHERE o.user_id = 1",
 			err: ErrCrossShardJoin, errHas: []string{"t_order and t_account are not binding tables"},
+		},
+		{
+			name: "binding join on the database column only: pairs of other tables would be missed",
+			sql:  "SELECT * FROM t_order o JOIN t_order_item i ON o.user_id = i.user_id WHERE o.user_id = 1",
+			err:  ErrCrossShardJoin, errHas: []string{"t_order.order_id = t_order_item.order_id"},
+		},
+		{
+			name: "binding join on an inequality", sql: "SELECT * FROM t_order o JOIN t_order_item i ON o.order_id < i.order_id",
+			err: ErrCrossShardJoin, errHas: []string{"binding tables t_order and t_order_item joined without"},
+		},
+		{
+			name: "binding join without any condition", sql: "SELECT * FROM t_order, t_order_item WHERE t_order.user_id = 1",
+			err: ErrCrossShardJoin, errHas: []string{"binding tables"},
 		},
 		{
 			name: "self-join", sql: "SELECT * FROM t_order a JOIN t_order b ON a.order_id = b.parent_id",
@@ -676,13 +706,18 @@ func TestRouteErrorMessage(t *testing.T) {
 	assert.Equal(t, sql, re.SQL)
 	assert.True(t, errors.Is(err, ErrNoShardKey))
 	assert.Equal(t, `rwshard: shard: no shard key: an UPDATE or DELETE of a sharded table needs a condition on its sharding column `+
-		`(table t_order, column user_id, order_id) in "DELETE FROM t_order WHERE status = 'cancelled' AND created < NOW() - INTERVAL 30…"`,
+		`(table t_order, column user_id, order_id) in "DELETE FROM t_order WHERE status = '?' AND created < NOW() - INTERVAL 30 DAY AND…"`,
 		err.Error())
 
 	// Too few arguments for the placeholders.
 	_, err = r.Route("SELECT * FROM t_order WHERE user_id = ? AND order_id = ?", routeArgs(int64(1)))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "2 placeholders, got 1 arguments")
+
+	// More arguments than placeholders: refused, not silently dropped.
+	_, err = r.Route("SELECT * FROM t_order WHERE user_id = 100", routeArgs(int64(5)))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "0 placeholders, got 1 arguments")
 
 	// An algorithm's error names the table.
 	_, err = r.Route("SELECT * FROM t_order WHERE user_id = ?", routeArgs(3.5))

@@ -72,36 +72,48 @@ func (r Rows) ColumnTypePrecisionScale(i int) (int64, int64, bool) {
 	return precisionScale(r.meta(), i)
 }
 
+// The column-type methods alone: driver.RowsColumnType… embed
+// driver.Rows, which a Meta need not implement.
+type (
+	scanTyper       interface{ ColumnTypeScanType(int) reflect.Type }
+	databaseTyper   interface{ ColumnTypeDatabaseTypeName(int) string }
+	lengther        interface{ ColumnTypeLength(int) (int64, bool) }
+	nullabler       interface{ ColumnTypeNullable(int) (bool, bool) }
+	precisionScaler interface {
+		ColumnTypePrecisionScale(int) (int64, int64, bool)
+	}
+)
+
 func scanType(r any, i int) reflect.Type {
-	if m, ok := r.(driver.RowsColumnTypeScanType); ok {
+	if m, ok := r.(scanTyper); ok {
 		return m.ColumnTypeScanType(i)
 	}
 	return AnyType
 }
 
 func databaseTypeName(r any, i int) string {
-	if m, ok := r.(driver.RowsColumnTypeDatabaseTypeName); ok {
+	if m, ok := r.(databaseTyper); ok {
 		return m.ColumnTypeDatabaseTypeName(i)
 	}
 	return ""
 }
 
 func length(r any, i int) (int64, bool) {
-	if m, ok := r.(driver.RowsColumnTypeLength); ok {
+	if m, ok := r.(lengther); ok {
 		return m.ColumnTypeLength(i)
 	}
 	return 0, false
 }
 
 func nullable(r any, i int) (bool, bool) {
-	if m, ok := r.(driver.RowsColumnTypeNullable); ok {
+	if m, ok := r.(nullabler); ok {
 		return m.ColumnTypeNullable(i)
 	}
 	return false, false
 }
 
 func precisionScale(r any, i int) (int64, int64, bool) {
-	if m, ok := r.(driver.RowsColumnTypePrecisionScale); ok {
+	if m, ok := r.(precisionScaler); ok {
 		return m.ColumnTypePrecisionScale(i)
 	}
 	return 0, 0, false

@@ -1,12 +1,16 @@
-package rwshard
+// Package redact keeps data and secrets out of what rwshard shows: SQL in
+// errors, route logs, Explain output and the CLI has the contents of its
+// string literals replaced, so that IDENTIFIED BY '…' or a customer's
+// e-mail never reach a log. The driver and the sharding module share it.
+package redact
 
 import "strings"
 
-// redactLiterals replaces the contents of quoted string literals with "?"
+// Literals replaces the contents of quoted string literals with "?"
 // ('secret' → '?'), so that SQL quoted in errors and logs never shows a
 // password (CREATE USER … IDENTIFIED BY '…', CHANGE MASTER … PASSWORD='…')
 // or other data. Identifiers in backquotes are kept.
-func redactLiterals(sql string) string {
+func Literals(sql string) string {
 	if strings.IndexAny(sql, `'"`) < 0 {
 		return sql
 	}
@@ -52,4 +56,21 @@ func redactLiterals(sql string) string {
 		i = j
 	}
 	return b.String()
+}
+
+// maxQuoted is how much of a statement Quote keeps.
+const maxQuoted = 80
+
+// Quote shortens a statement for an error message, its string literals
+// redacted.
+func Quote(sql string) string {
+	sql = Literals(strings.TrimSpace(sql))
+	if len(sql) <= maxQuoted {
+		return sql
+	}
+	cut := maxQuoted
+	for cut > 0 && sql[cut]&0xC0 == 0x80 { // do not split a UTF-8 sequence
+		cut--
+	}
+	return sql[:cut] + "…"
 }

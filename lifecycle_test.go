@@ -1,0 +1,106 @@
+package rwshard_test
+
+import (
+	"context"
+	"database/sql"
+	"strings"
+	"testing"
+
+	"github.com/rwshard/rwshard"
+	"github.com/rwshard/rwshard/balance"
+	"github.com/rwshard/rwshard/hint"
+	"github.com/rwshard/rwshard/internal/assert"
+	"github.com/rwshard/rwshard/internal/lab"
+	"github.com/rwshard/rwshard/internal/require"
+)
+
+// NewConnector does no network I/O: with a replica that accepts TCP and
+// never answers, it returns while that replica's first probe still hangs,
+// and a read before the probes answered goes to the primary, counted as
+// "starting".
+func TestLabConnectorNoIO(t *testing.T) {
+	l := rwLab.Get(t)
+	bh, err := lab.NewBlackhole()
+	require.NoError(t, err)
+	defer bh.Close()
+	cfg, err := rwshard.ParseDSN(labDSN(l, "rwshard.probeTimeout=10s&rwshard.connectTimeout=10s"))
+	require.NoError(t, err)
+	cfg.Nodes = append(cfg.Nodes[:1], rwshard.Node{Name: "silent", Net: "tcp", Addr: bh.Addr()})
+	c, err := rwshard.NewConnector(cfg)
+	require.NoError(t, err)
+	defer c.Close()
+
+	done, cancel := context.WithCancel(context.Background())
+	cancel()
+	assert.ErrorIs(t, c.Ready(done), context.Canceled, "NewConnector returned before the silent node's first probe ended")
+
+	var one int
+	db := sql.OpenDB(c)
+	require.NoError(t, db.QueryRow("SELECT 1").Scan(&one))
+	assert.Equal(t, uint64(1), c.Stats().Routes["starting"], "%v", c.Stats().Routes)
+}
+
+// Without the sharding module linked in, a sharded configuration is an
+// error that says what to import; nothing else is opened.
+func TestShardingNeedsModule(t *testing.T) {
+	_, err := sql.Open(rwshard.DriverName, "/app?rwshard.rulesFile=%2Fetc%2Frules.yaml")
+	assert.ErrorContains(t, err, `import _ "github.com/rwshard/rwshard/shard"`)
+	cfg := rwshard.NewConfig()
+	cfg.RulesFile = "/etc/rules.yaml"
+	_, err = rwshard.NewConnector(cfg)
+	var ce *rwshard.ConfigError
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, "rwshard.rulesFile", ce.Key)
+	assert.Contains(t, err.Error(), `import _ "github.com/rwshard/rwshard/shard"`)
+}
+
+// A Config written as a literal gets NewConfig's defaults for the fields
+// it leaves zero (a zero MaxIdleConns would mean a dial per statement).
+func TestConfigLiteralDefaults(t *testing.T) {
+	c, err := rwshard.NewConnector(&rwshard.Config{Nodes: []rwshard.Node{{Addr: "127.0.0.1:1"}}, Health: false})
+	require.NoError(t, err)
+	defer c.Close()
+	def := rwshard.NewConfig()
+	got := c.Config()
+	assert.Equal(t, def.MaxIdleConns, got.MaxIdleConns)
+	assert.Equal(t, def.StmtCacheSize, got.StmtCacheSize)
+	assert.Equal(t, def.WritePause, got.WritePause)
+	assert.Equal(t, def.MaxReplicaLag, got.MaxReplicaLag)
+	assert.Equal(t, def.Consistency, got.Consistency)
+	assert.True(t, got.Health, "a literal's zero Health is the default, true")
+}
+
+// Errors wrap their cause with %w: errors.Is and errors.As reach the
+// sub-packages' errors through NewConnector and statements, and the
+// message carries one "rwshard:" prefix.
+func TestErrorsReachCause(t *testing.T) {
+	_, err := sql.Open(rwshard.DriverName, "tcp(127.0.0.1:1),tcp(127.0.0.1:2)/db?rwshard.balance=leastconn")
+	assert.ErrorIs(t, err, balance.ErrUnknownPolicy)
+	assert.Equal(t, 1, strings.Count(err.Error(), "rwshard:"), err.Error())
+
+	cfg, err := rwshard.ParseDSN("tcp(127.0.0.1:1),tcp(127.0.0.1:2)/db")
+	require.NoError(t, err)
+	cfg.Balance, cfg.Weights = "weighted", map[string]float64{"replica1": 0}
+	_, err = rwshard.NewConnector(cfg)
+	var we *balance.WeightError
+	assert.ErrorAs(t, err, &we, "%v", err)
+	assert.Equal(t, 1, strings.Count(err.Error(), "rwshard:"), err.Error())
+
+	db, err := rwshard.OpenDB(mustDB(t), nil)
+	require.NoError(t, err)
+	defer db.Close()
+	_, err = db.Exec("/* rwshard:primry */ SELECT 1")
+	var he *hint.Error
+	assert.ErrorAs(t, err, &he)
+	var re *rwshard.RouteError
+	assert.ErrorAs(t, err, &re)
+	assert.Equal(t, 1, strings.Count(err.Error(), "rwshard: "), err.Error())
+}
+
+// mustDB is a *sql.DB that is never dialled.
+func mustDB(t *testing.T) *sql.DB {
+	db, err := sql.Open("mysql", "u:p@tcp(127.0.0.1:1)/db")
+	require.NoError(t, err)
+	t.Cleanup(func() { db.Close() })
+	return db
+}
