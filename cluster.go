@@ -1,6 +1,7 @@
 package rwshard
 
 import (
+	"context"
 	"database/sql"
 	"sync"
 	"sync/atomic"
@@ -16,10 +17,11 @@ type dbHandle = *sql.DB
 
 // node is one server as the router sees it at run time.
 type node struct {
-	name  string
-	index int // in Config.Nodes
-	db    *sql.DB
-	owned bool // opened by rwshard, closed by Connector.Close
+	name    string
+	index   int // in Config.Nodes
+	db      *sql.DB
+	owned   bool // opened by rwshard, closed by Connector.Close
+	maxOpen int  // its pool's connection limit when rwshard opened it; 0: none
 	// probeDB: the health probes' own connection to the node, allowing
 	// multi-statement queries (see cluster.probe); nil over handles the
 	// caller opened (OpenDB).
@@ -31,6 +33,10 @@ type node struct {
 	queries  atomic.Uint64 // statements sent
 	errors   atomic.Uint64 // connection-class failures
 	retries  atomic.Uint64 // reads retried elsewhere after failing here
+	reached  atomic.Bool   // a statement succeeded here once (see everReached)
+	// waited is the newest position a causal read waited for here
+	// successfully: the node has it, whatever its last probe said.
+	waited atomic.Pointer[health.GTIDSet]
 	nodeProbeState
 }
 
@@ -44,7 +50,12 @@ type cluster struct {
 	weighted   bool            // built-in weighted policy: a primary with weight > 0 takes reads
 	classifier *router.Classifier
 	budget     *health.Budget
+	probing    bool      // health probes run: Config.Health, and more than one node
 	cands      sync.Pool // *[]balance.Candidate, one per concurrent pick
+
+	// global is the read-your-writes scope of statements whose context
+	// carries no Session: the connector itself.
+	global Session
 
 	routes       [router.NumReasons]atomic.Uint64 // statements per final reason
 	reads        atomic.Uint64                    // plain reads (Kind Read) routed
@@ -68,6 +79,15 @@ func (cl *cluster) count(d router.Decision, cls router.Class, b *backend, err er
 			cl.primaryReads.Add(1)
 		}
 	}
+}
+
+// scope is the read-your-writes scope of ctx: its Session, else the
+// connector's.
+func (cl *cluster) scope(ctx context.Context) *Session {
+	if s := SessionFrom(ctx); s != nil {
+		return s
+	}
+	return &cl.global
 }
 
 // primary returns the node currently taken as primary.
@@ -102,8 +122,10 @@ func (f *readFilter) eligible(n *node, isPrimary bool) (ok, healthy bool) {
 			return false, true
 		}
 	}
-	if !f.gtid.IsZero() && !n.h.Position().Contains(f.gtid) {
-		return false, true
+	if !f.gtid.IsZero() {
+		// Causal: the GTID decides; the time horizon would lag a probe
+		// interval behind it.
+		return n.has(f.gtid), true
 	}
 	if !f.since.IsZero() {
 		asOf, known := n.h.DataAsOf()
@@ -152,10 +174,77 @@ func (cl *cluster) pickReader(f *readFilter) (picked *node, anyHealthy bool) {
 	return picked, anyHealthy
 }
 
+// bounded reports a node whose pool has a connection limit.
+func (n *node) bounded() bool {
+	if n.maxOpen > 0 {
+		return true
+	}
+	return !n.owned && n.db.Stats().MaxOpenConnections > 0 // a handle given to OpenDB
+}
+
+// has reports whether n is known to have applied g: from its last probe,
+// or from a causal read that waited for g (or a later position) here.
+func (n *node) has(g health.GTIDSet) bool {
+	if n.h.Position().Contains(g) {
+		return true
+	}
+	w := n.waited.Load()
+	return w != nil && w.Contains(g)
+}
+
+// applied records that n has applied g (a wait for it succeeded).
+func (n *node) applied(g health.GTIDSet) {
+	for {
+		old := n.waited.Load()
+		next := g
+		if old != nil {
+			if old.Contains(g) {
+				return
+			}
+			next = old.Union(g)
+		}
+		if n.waited.CompareAndSwap(old, &next) {
+			return
+		}
+	}
+}
+
+// closest is the replica a causal read waits on when none is known to
+// have the GTID yet: one of the healthy replicas with the least lag,
+// picked by the balancing policy among those within a probe interval of
+// it, and only if that lag is under the causal timeout (a replica far
+// behind would only make the read wait the full timeout and then go to the
+// primary). Nil when none qualifies.
+func (cl *cluster) closest(f *readFilter) *node {
+	relaxed := *f
+	relaxed.gtid, relaxed.since = health.GTIDSet{}, time.Time{}
+	prim := cl.primary()
+	best := time.Duration(-1)
+	for _, n := range cl.nodes {
+		if ok, _ := relaxed.eligible(n, n == prim); !ok {
+			continue
+		}
+		if lag, known := n.h.Lag(); known && lag < cl.cfg.CausalTimeout && (best < 0 || lag < best) {
+			best = lag
+		}
+	}
+	if best < 0 {
+		return nil
+	}
+	bound := min(best+cl.cfg.ProbeInterval, cl.cfg.CausalTimeout)
+	if relaxed.maxLag <= 0 || bound < relaxed.maxLag {
+		relaxed.maxLag = max(bound, 1) // 0 would mean no bound
+	}
+	if n, _ := cl.pickReader(&relaxed); n != prim { // a weighted primary needs no wait
+		return n
+	}
+	return nil
+}
+
 // starting reports that health has not probed every node once yet: right
 // after the connector opened.
 func (cl *cluster) starting() bool {
-	if !cl.cfg.Health {
+	if !cl.probing {
 		return false
 	}
 	select {

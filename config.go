@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"maps"
 	"math"
+	"net"
 	"slices"
 	"strconv"
 	"strings"
@@ -35,19 +36,25 @@ const (
 	defaultShardConcurrency    = 8
 )
 
-// Consistency says which replicas may serve a read (see the README).
+// Consistency says which replicas may serve a read (see the README). Its
+// scope is the Session in the statement's context (WithSession), or the
+// connector (the *sql.DB) when there is none: a program that never heard
+// of rwshard reads its own writes.
 type Consistency string
 
 const (
 	// Eventual: any healthy replica within the lag limit.
 	ConsistencyEventual Consistency = "eventual"
-	// Session (default): after a write in a session (WithSession), its reads
-	// use only replicas known to have the data as of that write; otherwise
-	// the primary.
+	// Session: after a write in the scope, its reads use only replicas
+	// that the probes' GTID samples show to have the data as of that
+	// write, else the primary. No cost per write; reads go to the primary
+	// for about a probe interval after each write.
 	ConsistencySession Consistency = "session"
-	// Causal: after a write in a session, its reads use replicas that have
-	// applied the write's GTID, or wait for it (MASTER_GTID_WAIT /
-	// WAIT_FOR_EXECUTED_GTID_SET) up to CausalTimeout, else the primary.
+	// Causal (default): after a write in the scope, its reads use replicas
+	// that have applied the write's GTID, or wait for it (MASTER_GTID_WAIT
+	// / WAIT_FOR_EXECUTED_GTID_SET) up to CausalTimeout on the replica
+	// closest to it, else the primary. Costs one statement after each
+	// write outside a transaction, or each commit (SELECT @@last_gtid).
 	ConsistencyCausal Consistency = "causal"
 )
 
@@ -144,6 +151,14 @@ type Config struct {
 	MaxOpenConns    int // 0: unlimited
 	MaxIdleConns    int
 
+	// ResetSession ends a logical connection's session state (SET
+	// variables, temporary tables, locks, an open text transaction) when
+	// database/sql hands the connection to its next user: its backend
+	// connection is then discarded instead of carried over. Off by default:
+	// as with go-sql-driver, the state stays with the pooled connection
+	// (and that connection stays pinned to the primary).
+	ResetSession bool
+
 	// StmtCacheSize is the number of prepared statements kept per backend
 	// connection, so a parameterized query runs in one round trip after the
 	// first time; 0 disables the cache. Mind the server's
@@ -171,7 +186,8 @@ type Config struct {
 	// of every node every ProbeInterval, each probe bounded by
 	// ProbeTimeout. On by default with a DSN or NewConfig; off with OpenDB
 	// unless WithHealth, so that go-sqlmock handles see only the
-	// statements under test.
+	// statements under test. With one host there is nothing to probe for
+	// and nothing is probed.
 	Health        bool
 	ProbeInterval time.Duration
 	ProbeTimeout  time.Duration
@@ -241,7 +257,7 @@ func NewConfig() *Config {
 		MaxIdleConns:        defaultMaxIdleConns,
 		StmtCacheSize:       defaultStmtCacheSize,
 		ClassifierCacheSize: defaultClassifierCacheSize,
-		Consistency:         ConsistencySession,
+		Consistency:         ConsistencyCausal,
 		SessionWindow:       defaultSessionWindow,
 		CausalWait:          CausalWaitOnReplica,
 		CausalTimeout:       defaultCausalTimeout,
@@ -331,6 +347,7 @@ func (c *Config) normalize() error {
 		return configErr("hosts", "", "no host: give at least the primary, or rwshard.rulesFile for sharding")
 	}
 	seen := make(map[string]int, len(c.Nodes))
+	servers := make(map[string]int, len(c.Nodes)) // sameServer key → node
 	for i := range c.Nodes {
 		n := &c.Nodes[i]
 		if n.Name == "" {
@@ -346,12 +363,20 @@ func (c *Config) normalize() error {
 		if n.Net == "" {
 			n.Net = "tcp"
 		}
-		if n.Net != "tcp" && n.Net != "tcp6" && n.Net != "unix" {
-			return configErr("hosts", n.Net+"("+n.Addr+")", "network must be tcp or unix")
+		if !netName(n.Net) {
+			// tcp, tcp4, tcp6, unix, or a network registered with
+			// mysql.RegisterDialContext (go-sql-driver checks at dial time)
+			return configErr("hosts", n.Net+"("+n.Addr+")", "not a network name")
 		}
 		if n.Addr == "" {
 			return configErr("hosts", n.Name, "empty address")
 		}
+		key := sameServer(n.Net, n.Addr)
+		if j, dup := servers[key]; dup {
+			return configErr("hosts", c.Nodes[j].Net+"("+c.Nodes[j].Addr+"),"+n.Net+"("+n.Addr+")",
+				"%s and %s are the same server (list each host once)", c.Nodes[j].Name, n.Name)
+		}
+		servers[key] = i
 		if n.MaxOpenConns < 0 || n.MaxIdleConns < 0 || n.ConnMaxLifetime < 0 {
 			return configErr("nodes["+n.Name+"]", "", "pool settings must not be negative")
 		}
@@ -431,6 +456,39 @@ func (c *Config) normalizeSettings() error {
 		return configErr("rwshard.heartbeatTable", t, "not a table name (table or schema.table, `quoted` parts allowed)")
 	}
 	return nil
+}
+
+// netName reports a network name as go-sql-driver takes them: letters,
+// digits, '-', '_', '.'.
+func netName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+// sameServer is a key equal for two addresses of one server: host names
+// compared without case, localhost and the loopback addresses as one.
+func sameServer(network, addr string) string {
+	if !strings.HasPrefix(network, "tcp") {
+		return network + "(" + addr + ")"
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "tcp(" + strings.ToLower(addr) + ")"
+	}
+	host = strings.ToLower(host)
+	if ip := net.ParseIP(host); host == "localhost" || ip != nil && ip.IsLoopback() {
+		host = "loopback"
+	} else if ip != nil {
+		host = ip.String()
+	}
+	return "tcp(" + host + ":" + port + ")"
 }
 
 // tableName reports whether s is a table name, table or schema.table,

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"time"
 
+	"github.com/go-sql-driver/mysql"
+
 	"github.com/rwshard/rwshard/health"
 	"github.com/rwshard/rwshard/hint"
 	"github.com/rwshard/rwshard/internal/rowsx"
@@ -22,6 +24,8 @@ var (
 	_ driver.SessionResetter    = (*conn)(nil)
 	_ driver.Validator          = (*conn)(nil)
 	_ driver.NamedValueChecker  = (*conn)(nil)
+	_ driver.Execer             = (*conn)(nil) //nolint:staticcheck // for callers that assert it
+	_ driver.Queryer            = (*conn)(nil) //nolint:staticcheck
 )
 
 // maxBadConnRetries bounds the retries on fresh backend connections after
@@ -84,15 +88,32 @@ func (c *conn) onSession(d router.Decision) bool {
 	return false
 }
 
-// dropSoft lets go of a held primary connection that broke while it held
-// no session state: nothing is lost, the statement can run on a fresh one.
+// dropSoft lets go of a held primary connection that broke, or whose
+// server turned read-only (a switchover), while it held no session state:
+// nothing is lost, and the statement, which did not run, is dispatched
+// anew (a read-only rejection has the topology rediscovered first).
 func (c *conn) dropSoft(err error) bool {
-	if !isBadConn(err) || c.pinned() || c.openRows > 0 {
+	rejected := readOnlyRejection(err)
+	if !isBadConn(err) && !rejected || c.pinned() || c.openRows > 0 {
 		return false
 	}
-	c.sess.release(true)
+	if rejected {
+		c.cl.mon.ReadOnly(c.sess.node.index)
+	}
+	c.sess.release(isBadConn(err))
 	c.sess = nil
 	return true
+}
+
+// rejectReadOnlyTx reports error 1792 (a write in a read-only
+// transaction, SET SESSION TRANSACTION READ ONLY) when the DSN asked for
+// rejectReadOnly=true: as go-sql-driver does then, the connection is
+// given up (driver.ErrBadConn; the statement did not run) and database/sql
+// runs it on another. (1290 and 1836, a read-only server, rwshard handles
+// itself by following the switchover: see Config.Backend.)
+func (c *conn) rejectReadOnlyTx(err error) bool {
+	var me *mysql.MySQLError
+	return c.cl.cfg.Backend.RejectReadOnly && errors.As(err, &me) && me.Number == 1792
 }
 
 // route classifies a statement and decides where it goes.
@@ -148,10 +169,11 @@ func (c *conn) sessionErr(err error, d router.Decision, q string) error {
 // lost refuses a statement on a logical connection whose session was lost
 // (see sessionErr): on a fresh connection it would run without the
 // session's transaction or state; an INSERT of a broken text transaction
-// would be committed on its own.
-func (c *conn) lost(q string) error {
-	return &RouteError{Reason: router.ReasonSessionPinned.String(), Statement: quote(q), Err: ErrSessionLost}
-}
+// would be committed on its own. The statement that met the break got
+// ErrSessionLost; the ones after it get driver.ErrBadConn, as from a
+// broken go-sql-driver connection: nothing was sent, and database/sql
+// discards the connection.
+func (c *conn) lost(string) error { return driver.ErrBadConn }
 
 // applyEffects updates the session state after a statement succeeded on
 // the pinned connection.
@@ -193,9 +215,7 @@ func (c *conn) wrote(ctx context.Context, b *backend, write bool) {
 	}
 	if write {
 		c.pendingWrite = true
-		if s := SessionFrom(ctx); s != nil {
-			c.pendingSess = s
-		}
+		c.pendingSess = c.cl.scope(ctx)
 	}
 	if c.pendingWrite && !c.inTx() {
 		c.commitWrite(ctx, b)
@@ -211,8 +231,8 @@ func (c *conn) commitWrite(ctx context.Context, b *backend) {
 		return
 	}
 	var gtid health.GTIDSet
-	if c.cl.cfg.Consistency == ConsistencyCausal && b != nil {
-		gtid = lastGTID(ctx, b)
+	if c.cl.cfg.Consistency == ConsistencyCausal && b != nil && len(c.cl.nodes) > 1 {
+		gtid = lastGTID(ctx, b) // no replica, no read to wait for it
 	}
 	s.wrote(time.Now(), gtid)
 }
@@ -310,6 +330,7 @@ func (c *conn) statement(ctx context.Context, q string, args []driver.NamedValue
 // run executes a routed statement on the held session connection or on a
 // dispatched backend, and counts it. held reports that b is c.sess.
 func (c *conn) run(ctx context.Context, cls router.Class, d *router.Decision, h hint.Hint, q string, do work) (outcome, *backend, bool, error) {
+	c.cl.budget.Request() // every statement earns its share of retries
 	if c.onSession(*d) {
 		b, err := c.session(ctx, cls, *d, q)
 		if err != nil {
@@ -323,6 +344,9 @@ func (c *conn) run(ctx context.Context, cls router.Class, d *router.Decision, h 
 		if err == nil {
 			c.applyEffects(cls.Effect)
 			return out, b, true, nil
+		}
+		if c.rejectReadOnlyTx(err) {
+			return outcome{}, nil, false, c.lose()
 		}
 		if !c.dropSoft(err) {
 			err = c.sessionErr(err, *d, q)
@@ -353,13 +377,49 @@ func (c *conn) checkSessionTarget(b *backend, cls router.Class, d router.Decisio
 }
 
 // PrepareContext returns a statement that is routed on every execution.
-// It checks the statement's hints now; the server sees the statement on
-// first execution, then once per backend connection (see StmtCacheSize).
+// As go-sql-driver's Prepare does, it lets the server check the statement
+// now (a syntax error is Prepare's error): it is prepared on the primary
+// connection the logical connection holds, and kept in that connection's
+// statement cache, so an execution there costs nothing more. Elsewhere it
+// is prepared once per backend connection (see StmtCacheSize).
 func (c *conn) PrepareContext(ctx context.Context, q string) (driver.Stmt, error) {
-	if _, err := c.cl.classifier.Classify(q); err != nil {
-		return nil, hintErr(q, err)
+	cls, d, _, err := c.route(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	if d.Target != router.ToSession {
+		d = router.Decision{Target: router.ToPrimary, Reason: d.Reason}
+	}
+	b, err := c.session(ctx, cls, d, q)
+	if err != nil {
+		return nil, err
+	}
+	if bc, ok := b.dc.(*backendConn); ok && bc.stmts != nil {
+		_, err = bc.cached(ctx, q)
+	} else {
+		var st driver.Stmt
+		if st, err = prepare(ctx, b.dc, q); err == nil {
+			st.Close()
+		}
+	}
+	if err != nil {
+		if c.dropSoft(err) {
+			return nil, driver.ErrBadConn // nothing was prepared: database/sql tries another connection
+		}
+		return nil, c.sessionErr(err, d, q)
 	}
 	return &stmt{c: c, q: q}, nil
+}
+
+// Exec and Query are the pre-context forms, for callers that type-assert
+// them on the driver connection (database/sql itself uses the context
+// ones).
+func (c *conn) Exec(q string, args []driver.Value) (driver.Result, error) {
+	return c.ExecContext(context.Background(), q, named(args))
+}
+
+func (c *conn) Query(q string, args []driver.Value) (driver.Rows, error) {
+	return c.QueryContext(context.Background(), q, named(args))
 }
 
 // Prepare is PrepareContext with a background context.
@@ -375,6 +435,13 @@ func (c *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, e
 	if c.broken {
 		return nil, c.lost("BEGIN")
 	}
+	if c.sess != nil {
+		if v, ok := c.sess.dc.(driver.Validator); ok && !v.IsValid() {
+			if err := c.lose(); err != nil {
+				return nil, err // e.g. a transaction whose context ended killed it
+			}
+		}
+	}
 	if c.inTx() {
 		return nil, &RouteError{Reason: router.ReasonInTransaction.String(),
 			Err: errors.New("a transaction is already open on this connection (text BEGIN or autocommit=0)")}
@@ -384,10 +451,13 @@ func (c *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, e
 		tx, err := beginTx(ctx, dc, opts)
 		return outcome{tx: tx}, err
 	}
-	if c.sess != nil && !c.dirty && c.openRows == 0 {
-		c.sess.release(false) // a fresh connection, chosen for this transaction
+	if c.sess != nil && !c.cl.isPrimary(c.sess.node) && !c.pinned() && c.openRows == 0 {
+		c.sess.release(false) // held for a node that is no longer the primary
 		c.sess = nil
 	}
+	// A held primary connection runs the transaction: no release and
+	// acquire per transaction (one go-sql-driver connection would do the
+	// same).
 	var out outcome
 	if c.sess != nil {
 		var err error
@@ -409,7 +479,7 @@ func (c *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, e
 		c.sess = b
 	}
 	c.tx = out.tx
-	c.pendingWrite, c.pendingSess = false, SessionFrom(ctx)
+	c.pendingWrite, c.pendingSess = false, c.cl.scope(ctx)
 	return (*txn)(c), nil
 }
 
@@ -499,21 +569,64 @@ func (c *conn) release() {
 }
 
 // ResetSession is called by database/sql before reusing the connection.
-// The previous caller's session already ended in IsValid.
-func (c *conn) ResetSession(context.Context) error {
+// As with go-sql-driver, the session carries over to the next user of the
+// logical connection: its held primary connection (no release and acquire
+// per use) and any session state (SET, temporary tables, locks, an open
+// text transaction) stay until database/sql closes the connection.
+func (c *conn) ResetSession(ctx context.Context) error {
 	if c.broken {
 		return driver.ErrBadConn // our own conn: database/sql discards it
 	}
-	c.release()
+	if c.sess == nil {
+		return nil
+	}
+	if c.cl.cfg.ResetSession && (c.pinned() || c.openRows > 0) {
+		c.release() // the state goes with its backend connection
+		return nil
+	}
+	// The held connection gets go-sql-driver's own check before reuse (a
+	// stale connection the server closed: wait_timeout, a restart).
+	if r, ok := c.sess.dc.(driver.SessionResetter); ok {
+		if err := r.ResetSession(ctx); err != nil {
+			return c.lose()
+		}
+	}
+	if !c.pinned() && c.openRows == 0 && !c.cl.isPrimary(c.sess.node) {
+		c.sess.release(false) // the node is no longer the primary
+		c.sess = nil
+	}
 	return nil
 }
 
-// IsValid is called by database/sql when the caller is done with the
-// connection, before it goes back to the pool: the session ends here, so an
-// idle logical connection holds no backend connection. It reports whether
-// the connection may be pooled again.
+// lose handles a held connection found dead before anything was sent on
+// it: without session state it is dropped and the logical connection goes
+// on; with state (a transaction, SET, locks) the logical connection is
+// broken, and database/sql, told driver.ErrBadConn, discards it, as it
+// would a dead go-sql-driver connection.
+func (c *conn) lose() error {
+	if !c.pinned() && c.tx == nil && c.openRows == 0 {
+		c.sess.release(true)
+		c.sess = nil
+		return nil
+	}
+	c.broken = true
+	c.tx = nil
+	c.sess.release(true)
+	c.sess = nil
+	return driver.ErrBadConn
+}
+
+// IsValid reports whether database/sql may pool the connection again. It
+// changes nothing, with one exception: when the primary's pool is bounded
+// (rwshard.maxOpenConns, or an OpenDB handle with SetMaxOpenConns), a held
+// primary connection without session state goes back to it here, so that
+// idle logical connections cannot hold every connection of the bound and
+// leave a busy one waiting for ever.
 func (c *conn) IsValid() bool {
-	c.release()
+	if c.sess != nil && !c.pinned() && c.openRows == 0 && c.sess.node.bounded() {
+		c.sess.release(false)
+		c.sess = nil
+	}
 	return !c.broken
 }
 

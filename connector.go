@@ -167,6 +167,7 @@ func newCluster(cfg *Config) (*cluster, error) {
 			return nil, err
 		} else {
 			n.owned = true
+			n.maxOpen = pick(nc.MaxOpenConns, cfg.MaxOpenConns)
 		}
 		cl.nodes = append(cl.nodes, n)
 		cl.byName[n.name] = n
@@ -190,7 +191,11 @@ func newCluster(cfg *Config) (*cluster, error) {
 		s := make([]balance.Candidate, 0, size)
 		return &s
 	}
-	if cfg.Health {
+	// One host: nothing to route around, no role or lag to learn. As with
+	// go-sql-driver alone, no background connections (a user's dial
+	// function sees only the contexts of the user's statements).
+	cl.probing = cfg.Health && len(cl.nodes) > 1
+	if cl.probing {
 		cl.mon.Start()
 	}
 	return cl, nil
@@ -295,7 +300,7 @@ func (c *Connector) Close() error {
 // Without health (Config.Health false) it returns at once.
 func (c *Connector) Ready(ctx context.Context) error {
 	for _, cl := range c.clusters() {
-		if !cl.cfg.Health {
+		if !cl.probing {
 			continue
 		}
 		select {
@@ -399,13 +404,21 @@ func WithConfig(f func(*Config)) Option {
 // OpenDB returns a *sql.DB that routes over existing pools: primary and
 // replicas, named primary, replica1, … unless WithNames says otherwise.
 // rwshard never closes them. This is the door for unit tests with
-// go-sqlmock and for services that build their own pools.
+// go-sqlmock and for services that build their own pools. Its defaults
+// suit unit tests: health probes off and Consistency eventual (no
+// statement the test did not expect); a service passes WithHealth(true)
+// and WithConfig to set Consistency.
 func OpenDB(primary *sql.DB, replicas []*sql.DB, opts ...Option) (*sql.DB, error) {
 	if primary == nil {
 		return nil, configErr("primary", "", "nil *sql.DB")
 	}
 	cfg := NewConfig()
-	cfg.Health = false // see Config.Health; WithHealth turns it on
+	// The unit-test door: no probes (see Config.Health; WithHealth turns
+	// them on) and no read-your-writes statements (WithConfig sets
+	// Consistency), so that go-sqlmock handles see only the statements
+	// under test.
+	cfg.Health = false
+	cfg.Consistency = ConsistencyEventual
 	cfg.dbs = append([]*sql.DB{primary}, replicas...)
 	for i, db := range cfg.dbs {
 		if db == nil {

@@ -40,6 +40,9 @@ func onNode(ctx context.Context, n *node, d router.Decision, q string, do work) 
 	for attempt := 0; ; attempt++ {
 		b, err := n.acquire(ctx)
 		if err != nil {
+			if refused(err) {
+				return outcome{}, nil, err // the server answered: its error, as go-sql-driver returns it
+			}
 			return outcome{}, nil, &RouteError{Node: n.name, Reason: d.Reason.String(), Statement: quote(q),
 				Err: fmt.Errorf("%w: %w", errConnect, err)}
 		}
@@ -48,6 +51,7 @@ func onNode(ctx context.Context, n *node, d router.Decision, q string, do work) 
 		if err == nil {
 			n.observe(start)
 			n.h.Success()
+			n.reached.Store(true)
 			return out, b, nil
 		}
 		bad := isBadConn(err)
@@ -64,6 +68,43 @@ func onNode(ctx context.Context, n *node, d router.Decision, q string, do work) 
 // notSent reports an error that proves the statement never reached the
 // server: no connection could be made.
 func notSent(err error) bool { return errors.Is(err, errConnect) }
+
+// refused reports a server that answered and refused: a wrong password,
+// an unknown database or system variable in the DSN, access denied. The
+// caller gets that error at once; waiting would not change the answer.
+func refused(err error) bool {
+	var me *mysql.MySQLError
+	if !errors.As(err, &me) {
+		return false
+	}
+	switch me.Number {
+	case 1044, 1045, 1698, // access denied: database, user, plugin
+		1049,       // unknown database
+		1193, 1231, // unknown system variable, a value it cannot take
+		1251, 1275: // authentication method
+		return true
+	}
+	return false
+}
+
+// connectCause is the cause of an errConnect error, unwrapped.
+func connectCause(err error) error {
+	var re *RouteError
+	if errors.As(err, &re) {
+		if m, ok := re.Err.(interface{ Unwrap() []error }); ok {
+			if errs := m.Unwrap(); len(errs) == 2 && errs[0] == errConnect {
+				return errs[1]
+			}
+		}
+	}
+	return err
+}
+
+// everReached reports a node that answered once, a probe or a statement.
+// A primary that never did is not away but misconfigured or unreachable
+// from the start: statements for it fail at once with the cause, as
+// go-sql-driver's do, instead of waiting WritePause for it to come back.
+func (n *node) everReached() bool { return n.reached.Load() || n.h.Probed() }
 
 // connectionClass reports an error that says the node or the network
 // failed, rather than the statement; false when the caller's context ended.
@@ -91,18 +132,16 @@ func isWrite(k router.Kind) bool { return k == router.Write || k == router.Unkno
 // filter builds the read rules for one statement.
 func (c *conn) filter(ctx context.Context, h hint.Hint) readFilter {
 	cfg := c.cl.cfg
-	f := readFilter{maxLag: h.MaxLag, window: cfg.SessionWindow, probing: cfg.Health}
+	f := readFilter{maxLag: h.MaxLag, window: cfg.SessionWindow, probing: c.cl.probing}
 	if h.Route == hint.ReplicaOK || cfg.Consistency == ConsistencyEventual {
 		return f
 	}
-	if s := SessionFrom(ctx); s != nil {
-		f.since, f.gtid = s.last()
-		if cfg.Consistency != ConsistencyCausal {
-			f.gtid = health.GTIDSet{}
-		}
-		if !f.since.IsZero() {
-			f.now = time.Now()
-		}
+	f.since, f.gtid = c.cl.scope(ctx).last()
+	if cfg.Consistency != ConsistencyCausal {
+		f.gtid = health.GTIDSet{}
+	}
+	if !f.since.IsZero() {
+		f.now = time.Now()
 	}
 	return f
 }
@@ -112,7 +151,6 @@ func (c *conn) filter(ctx context.Context, h hint.Hint) readFilter {
 // backend; the caller releases or keeps it.
 // The final reason (a read may fall back to the primary) is left in d.
 func (c *conn) dispatch(ctx context.Context, cls router.Class, d *router.Decision, h hint.Hint, q string, do work) (outcome, *backend, error) {
-	c.cl.budget.Request()
 	switch d.Target {
 	case router.ToNode:
 		n, err := c.cl.namedNode(cls, *d, q)
@@ -143,7 +181,7 @@ func (c *conn) dispatchRead(ctx context.Context, d *router.Decision, h hint.Hint
 	if err != nil {
 		return outcome{}, nil, err
 	}
-	out, b, err := onNode(ctx, n, *d, q, c.withWait(ctx, wait, do))
+	out, b, err := onNode(ctx, n, *d, q, c.withWait(ctx, n, wait, do))
 	if err == nil {
 		return out, b, nil
 	}
@@ -165,7 +203,7 @@ func (c *conn) dispatchRead(ctx context.Context, d *router.Decision, h hint.Hint
 	if n, wait, err = c.pickForRead(&f, d, q); err != nil {
 		return outcome{}, nil, err
 	}
-	return onNode(ctx, n, *d, q, c.withWait(ctx, wait, do))
+	return onNode(ctx, n, *d, q, c.withWait(ctx, n, wait, do))
 }
 
 // pickForRead chooses the node for a read. For a causal read with no
@@ -177,9 +215,7 @@ func (c *conn) pickForRead(f *readFilter, d *router.Decision, q string) (*node, 
 		return n, health.GTIDSet{}, nil
 	}
 	if anyHealthy && !f.gtid.IsZero() && c.cl.cfg.CausalWait == CausalWaitOnReplica {
-		relaxed := *f
-		relaxed.gtid, relaxed.since = health.GTIDSet{}, time.Time{}
-		if n, _ = c.cl.pickReader(&relaxed); n != nil {
+		if n = c.cl.closest(f); n != nil {
 			return n, f.gtid, nil
 		}
 	}
@@ -226,9 +262,10 @@ func (cl *cluster) namedNode(cls router.Class, d router.Decision, q string) (*no
 	return n, nil
 }
 
-// withWait makes do wait on the replica until it has applied gtid, up to
-// CausalTimeout; errNotCaughtUp if it does not.
-func (c *conn) withWait(ctx context.Context, gtid health.GTIDSet, do work) work {
+// withWait makes do wait on replica n until it has applied gtid, up to
+// CausalTimeout; errNotCaughtUp if it does not. A wait that succeeds is
+// remembered (node.applied): the next reads for that position need none.
+func (c *conn) withWait(ctx context.Context, n *node, gtid health.GTIDSet, do work) work {
 	if gtid.IsZero() {
 		return do
 	}
@@ -245,6 +282,7 @@ func (c *conn) withWait(ctx context.Context, gtid health.GTIDSet, do work) work 
 		if fmt.Sprint(v) != "0" {
 			return outcome{}, errNotCaughtUp
 		}
+		n.applied(gtid)
 		return do(dc)
 	}
 }
@@ -268,6 +306,8 @@ func (c *conn) dispatchPrimary(ctx context.Context, cls router.Class, d router.D
 		switch {
 		case err == nil:
 			return out, b, nil
+		case notSent(err) && !n.everReached():
+			return outcome{}, nil, connectCause(err)
 		case notSent(err) && ctx.Err() == nil:
 			c.cl.mon.Failure(n.index, err)
 			n.errors.Add(1)
@@ -301,11 +341,19 @@ func (c *conn) waitPrimary(ctx context.Context, deadline time.Time, d router.Dec
 		if ok {
 			return c.cl.nodes[i], nil
 		}
+		n := c.cl.nodes[i]
+		last := n.h.LastError()
+		if last != nil && (refused(last) || !n.everReached()) {
+			return nil, last // refused, or never reachable: at once, as go-sql-driver
+		}
 		left := time.Until(deadline)
 		if left <= 0 {
-			n := c.cl.nodes[i]
-			if cause == nil {
-				cause = fmt.Errorf("%s is not a usable primary", n.name)
+			switch {
+			case cause != nil:
+			case last != nil:
+				cause = last
+			default:
+				cause = fmt.Errorf("%s is not a usable primary (read-only or replicating)", n.name)
 			}
 			return nil, c.unavailable(n, d, q, cause)
 		}

@@ -228,6 +228,7 @@ var params = []param{
 	{name: "probeInterval", field: func(c *Config) any { return &c.ProbeInterval }},
 	{name: "probeTimeout", field: func(c *Config) any { return &c.ProbeTimeout }},
 	{name: "readOnlyTx", field: func(c *Config) any { return (*string)(&c.ReadOnlyTx) }, one: []string{"primary", "replica"}},
+	{name: "resetSession", field: func(c *Config) any { return &c.ResetSession }},
 	{name: "retryBudget", field: func(c *Config) any { return &c.RetryBudget }},
 	{name: "routeLog", field: func(c *Config) any { return &c.RouteLog }},
 	{name: "rulesFile", field: func(c *Config) any { return &c.RulesFile }, help: "the path of a sharding rules file"},

@@ -160,6 +160,12 @@ func (lc *conn) explain(ctx context.Context, query string) (Plan, error) {
 				p.Targets = append(p.Targets, n.name)
 			}
 		}
+		if len(p.Targets) == 0 && anyHealthy && !f.gtid.IsZero() && cl.cfg.CausalWait == CausalWaitOnReplica {
+			if n := cl.closest(&f); n != nil {
+				p.Targets = []string{n.name}
+				p.Consistency += "; none known to have it yet: the read waits for it on " + n.name
+			}
+		}
 		if len(p.Targets) == 0 {
 			reason, err := cl.readFallback(&f, anyHealthy, query)
 			if err != nil {

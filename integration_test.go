@@ -133,12 +133,27 @@ func TestLabPinnedConnections(t *testing.T) {
 	}
 	require.NoError(t, conn.Close())
 
-	// The session's state did not leak into a pooled connection.
-	for range 5 {
-		var leaked sql.NullInt64
-		require.NoError(t, db.QueryRowContext(hint.Primary(ctx), "SELECT @v").Scan(&leaked))
-		assert.False(t, leaked.Valid, "user variable leaked to another session")
-	}
+	// As with go-sql-driver, the session stays with the logical connection
+	// when it goes back to the pool: the next user of that connection (the
+	// pool has one idle) sees @v, on the same server connection.
+	db.SetMaxIdleConns(1)
+	var kept sql.NullInt64
+	var again int64
+	require.NoError(t, db.QueryRowContext(ctx, "SELECT @v, CONNECTION_ID()").Scan(&kept, &again))
+	assert.Equal(t, sql.NullInt64{Int64: 42, Valid: true}, kept, "the session carried over, as on one go-sql-driver connection")
+	assert.Equal(t, firstID, again)
+
+	// rwshard.resetSession=true: the next user starts afresh.
+	rdb := openLab(t, l, "rwshard.resetSession=true")
+	rdb.SetMaxIdleConns(1)
+	rc, err := rdb.Conn(ctx)
+	require.NoError(t, err)
+	_, err = rc.ExecContext(ctx, "SET @v = 42")
+	require.NoError(t, err)
+	require.NoError(t, rc.Close())
+	var gone sql.NullInt64
+	require.NoError(t, rdb.QueryRowContext(hint.Primary(ctx), "SELECT @v").Scan(&gone))
+	assert.False(t, gone.Valid, "the state did not reach the next user")
 }
 
 // LAST_INSERT_ID() on a *sql.Conn sees that connection's insert, also

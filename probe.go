@@ -88,6 +88,9 @@ func (cl *cluster) probeOnce(ctx context.Context, conn *sql.Conn, n *node, multi
 	if n.oldShow.Load() {
 		stmts[probeReplica] = "SHOW SLAVE STATUS"
 	}
+	if n.noReplicaStatus.Load() {
+		stmts[probeReplica] = "SELECT NULL LIMIT 0" // an empty result set in its place
+	}
 	if t := cl.cfg.HeartbeatTable; t != "" {
 		stmts = append(stmts, "SELECT MAX(ts) FROM "+t)
 	}
@@ -109,11 +112,27 @@ func (cl *cluster) probeOnce(ctx context.Context, conn *sql.Conn, n *node, multi
 			return nil
 		}
 	})
-	if err != nil && !(failed == probeHeartbeat && isMissingTable(err)) {
-		return r, err // a missing heartbeat table is no heartbeat yet
+	switch {
+	case err == nil:
+	case failed == probeReplica && isPrivilegeError(err):
+		// Without REPLICA MONITOR (or REPLICATION CLIENT, SUPER) the
+		// replication threads are not visible: the role comes from
+		// read_only, the lag from the GTID samples. Not a node down.
+		n.noReplicaStatus.Store(true)
+		return cl.probeOnce(ctx, conn, n, multi)
+	case failed == probeHeartbeat && (isMissingTable(err) || isPrivilegeError(err)):
+		// no heartbeat yet, or none readable: the GTID samples still speak
+	default:
+		return r, err
+	}
+	if n.noReplicaStatus.Load() && r.ReadOnly {
+		// A read-only node without visible replica status: taken as a
+		// replica whose threads are unknown (running, as far as rwshard
+		// can tell: its lag says the rest).
+		r.Replica, r.IORunning, r.SQLRunning, r.SecondsBehind = true, true, true, -1
 	}
 	pos := binlogPos.String
-	if r.Replica {
+	if r.Replica && appliedPos.String != "" {
 		pos = appliedPos.String
 	}
 	r.Position, err = health.ParseGTID(pos)
@@ -207,6 +226,14 @@ func readReplicaStatus(rows *sql.Rows, r *health.Reading) error {
 	return rows.Err()
 }
 
+// isPrivilegeError reports a statement the user may not run: 1227
+// ER_SPECIFIC_ACCESS_DENIED_ERROR (SHOW REPLICA STATUS without REPLICA
+// MONITOR), 1142 ER_TABLEACCESS_DENIED_ERROR, 1044 ER_DBACCESS_DENIED_ERROR.
+func isPrivilegeError(err error) bool {
+	var me *mysql.MySQLError
+	return errors.As(err, &me) && (me.Number == 1227 || me.Number == 1142 || me.Number == 1044)
+}
+
 func isMissingTable(err error) bool {
 	var me *mysql.MySQLError
 	return errors.As(err, &me) && (me.Number == 1146 || me.Number == 1049)
@@ -232,6 +259,7 @@ func (cl *cluster) beat(ctx context.Context) error {
 
 // nodeProbeState is per-node probe memory.
 type nodeProbeState struct {
-	flavor  atomic.Int32
-	oldShow atomic.Bool // the server does not know SHOW REPLICA STATUS
+	flavor          atomic.Int32
+	oldShow         atomic.Bool // the server does not know SHOW REPLICA STATUS
+	noReplicaStatus atomic.Bool // the user may not run it (see probeOnce)
 }

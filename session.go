@@ -14,8 +14,11 @@ import (
 
 // Session is a unit of read-your-writes consistency: one HTTP request, one
 // user, one job. After a write in a session, its reads go only to replicas
-// known to have that write (see Consistency); reads outside any session
-// only respect the lag limit. A Session is safe for concurrent use.
+// known to have that write (see Consistency). Statements whose context
+// carries no session belong to the connector's own scope (the *sql.DB):
+// a read after a write through the same *sql.DB sees the write, with no
+// code change. A session narrows that scope, so that one request's writes
+// do not hold back another's reads. A Session is safe for concurrent use.
 type Session struct {
 	mu      sync.Mutex
 	written time.Time      // when the last write was acknowledged; zero: never
@@ -48,16 +51,16 @@ func ResumeSession(ctx context.Context, token string) (context.Context, error) {
 	return context.WithValue(ctx, sessionKey{}, s), nil
 }
 
-// wrote records a write acknowledged at t, with its GTID if known.
+// wrote records a write acknowledged at t, with its GTID if known. A
+// scope that many goroutines write in (the connector's) keeps the union of
+// their GTIDs: a read waits for every write acknowledged before it.
 func (s *Session) wrote(t time.Time, gtid health.GTIDSet) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if t.After(s.written) {
 		s.written = t
 	}
-	if !gtid.IsZero() {
-		s.gtid = gtid
-	}
+	s.gtid = s.gtid.Union(gtid)
 }
 
 // last returns the session's last write time and GTID.

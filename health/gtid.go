@@ -2,6 +2,8 @@ package health
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -16,6 +18,7 @@ import (
 // comparison.
 type GTIDSet struct {
 	maria map[uint32]uint64     // domain → highest seq
+	srv   map[uint32]uint64     // domain → server_id of that GTID (for the text)
 	mysql map[string][]interval // source uuid → sorted, merged intervals
 	text  string                // as parsed, for messages
 }
@@ -35,20 +38,20 @@ func ParseGTID(s string) (GTIDSet, error) {
 		}
 		return g, nil
 	}
-	g.maria = map[uint32]uint64{}
+	g.maria, g.srv = map[uint32]uint64{}, map[uint32]uint64{}
 	for part := range strings.SplitSeq(s, ",") {
 		f := strings.Split(strings.TrimSpace(part), "-")
 		if len(f) != 3 {
 			return GTIDSet{}, fmt.Errorf("health: bad MariaDB GTID %q in %q", part, s)
 		}
 		d, err1 := strconv.ParseUint(f[0], 10, 32)
-		_, err2 := strconv.ParseUint(f[1], 10, 32)
+		srv, err2 := strconv.ParseUint(f[1], 10, 32)
 		seq, err3 := strconv.ParseUint(f[2], 10, 64)
 		if err1 != nil || err2 != nil || err3 != nil {
 			return GTIDSet{}, fmt.Errorf("health: bad MariaDB GTID %q in %q", part, s)
 		}
 		if seq > g.maria[uint32(d)] {
-			g.maria[uint32(d)] = seq
+			g.maria[uint32(d)], g.srv[uint32(d)] = seq, srv
 		}
 	}
 	return g, nil
@@ -162,6 +165,62 @@ func (g GTIDSet) Contains(other GTIDSet) bool {
 		}
 	}
 	return true
+}
+
+// Union returns the position that contains both g and other: for
+// MariaDB the highest sequence number per domain, for MySQL the union of
+// the intervals. Its text is the canonical form of that position, fit for
+// MASTER_GTID_WAIT or WAIT_FOR_EXECUTED_GTID_SET.
+func (g GTIDSet) Union(other GTIDSet) GTIDSet {
+	switch {
+	case other.IsZero() || g.Contains(other) && g.text != "":
+		return g
+	case g.IsZero() || other.Contains(g) && other.text != "":
+		return other
+	}
+	out := GTIDSet{}
+	if len(g.maria)+len(other.maria) > 0 {
+		out.maria, out.srv = map[uint32]uint64{}, map[uint32]uint64{}
+		for _, in := range []GTIDSet{g, other} {
+			for d, seq := range in.maria {
+				if seq >= out.maria[d] {
+					out.maria[d], out.srv[d] = seq, in.srv[d]
+				}
+			}
+		}
+	}
+	if len(g.mysql)+len(other.mysql) > 0 {
+		out.mysql = map[string][]interval{}
+		for _, in := range []GTIDSet{g, other} {
+			for src, ivs := range in.mysql {
+				for _, iv := range ivs {
+					out.mysql[src] = addInterval(out.mysql[src], iv)
+				}
+			}
+		}
+	}
+	out.text = out.format()
+	return out
+}
+
+// format writes the set in the servers' syntax, sorted.
+func (g GTIDSet) format() string {
+	var parts []string
+	for _, d := range slices.Sorted(maps.Keys(g.maria)) {
+		parts = append(parts, strconv.FormatUint(uint64(d), 10)+"-"+strconv.FormatUint(g.srv[d], 10)+"-"+strconv.FormatUint(g.maria[d], 10))
+	}
+	for _, src := range slices.Sorted(maps.Keys(g.mysql)) {
+		var b strings.Builder
+		b.WriteString(src)
+		for _, iv := range g.mysql[src] {
+			b.WriteString(":" + strconv.FormatUint(iv.lo, 10))
+			if iv.hi != iv.lo {
+				b.WriteString("-" + strconv.FormatUint(iv.hi, 10))
+			}
+		}
+		parts = append(parts, b.String())
+	}
+	return strings.Join(parts, ",")
 }
 
 func covered(have []interval, iv interval) bool {

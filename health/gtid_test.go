@@ -308,3 +308,26 @@ func FuzzParseGTID(f *testing.F) {
 		}
 	})
 }
+
+func TestGTIDUnion(t *testing.T) {
+	for _, tc := range []struct{ a, b, want string }{
+		{"", "0-1-5", "0-1-5"},
+		{"0-1-5", "", "0-1-5"},
+		{"0-1-5", "0-1-7", "0-1-7"},
+		{"0-1-9", "0-2-7", "0-1-9"},
+		{"0-1-5,1-3-2", "1-3-4,2-1-1", "0-1-5,1-3-4,2-1-1"},
+		{"aaaaaaaa-aaaa-aaaa-aaaa-aaaaaaaaaaaa:1-5", "aaaaaaaa-aaaa-aaaa-aaaa-aaaaaaaaaaaa:6-9:12", "aaaaaaaa-aaaa-aaaa-aaaa-aaaaaaaaaaaa:1-9:12"},
+		{"aaaaaaaa-aaaa-aaaa-aaaa-aaaaaaaaaaaa:1-5", "bbbbbbbb-bbbb-bbbb-bbbb-bbbbbbbbbbbb:3", "aaaaaaaa-aaaa-aaaa-aaaa-aaaaaaaaaaaa:1-5,bbbbbbbb-bbbb-bbbb-bbbb-bbbbbbbbbbbb:3"},
+	} {
+		a, err := ParseGTID(tc.a)
+		require.NoError(t, err)
+		b, err := ParseGTID(tc.b)
+		require.NoError(t, err)
+		u := a.Union(b)
+		assert.Equal(t, tc.want, u.String(), "%s ∪ %s", tc.a, tc.b)
+		assert.True(t, u.Contains(a) && u.Contains(b))
+		back, err := ParseGTID(u.String())
+		require.NoError(t, err)
+		assert.True(t, back.Contains(u) && u.Contains(back), "the text parses back to the same position")
+	}
+}

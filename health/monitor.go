@@ -129,6 +129,15 @@ func (n *Node) Position() GTIDSet {
 // Probed reports whether any probe has answered yet.
 func (n *Node) Probed() bool { return n.probed.Load() }
 
+// LastError is the error of the node's last probe if that probe failed,
+// else nil.
+func (n *Node) LastError() error {
+	if p := n.lastError.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
 // sample is the primary's position at the time its probe was sent.
 type sample struct {
 	at  time.Time
@@ -337,6 +346,7 @@ func (m *Monitor) probeOnce(i int) {
 		return
 	}
 	n.probed.Store(true)
+	n.lastError.Store(nil)
 	n.failures.Store(0)
 	n.replica.Store(r.Replica)
 	// A probe sent before a write was rejected as read-only may have read
@@ -419,9 +429,15 @@ func (m *Monitor) replicaLag(i int, sent time.Time, r Reading) {
 		asOf = sent.Add(-lag - time.Second)
 	}
 	n.lag.Store(int64(lag))
-	if asOf.IsZero() {
+	switch {
+	case fromGTID && asOf.IsZero():
+		// Behind even the oldest sample: its data is older than anything
+		// this process has seen, which is known, not "unknown" (a session
+		// resumed from a token must not read there).
+		n.asOf.Store(1)
+	case asOf.IsZero():
 		n.asOf.Store(0)
-	} else {
+	default:
 		n.asOf.Store(asOf.UnixNano())
 	}
 	if m.opts.MaxLag > 0 && lag >= 0 {

@@ -74,7 +74,11 @@ func TestScrape(t *testing.T) {
 		wantSample(t, fams, "rwshard_node_up", l("node", n.name, "role", n.role), 1)
 		wantSample(t, fams, "rwshard_node_primary", l("node", n.name), primary)
 		wantSample(t, fams, "rwshard_node_fenced", l("node", n.name), 0)
-		wantSample(t, fams, "rwshard_node_in_flight", l("node", n.name), 0)
+		inFlight := 0.0 // backend connections checked out: the idle logical connection keeps the primary one
+		if n.role == "primary" {
+			inFlight = 1
+		}
+		wantSample(t, fams, "rwshard_node_in_flight", l("node", n.name), inFlight)
 		wantSample(t, fams, "rwshard_node_errors_total", l("node", n.name), 0)
 		wantSample(t, fams, "rwshard_node_read_retries_total", l("node", n.name), 0)
 		if v, ok := sample(fams, "rwshard_node_latency_seconds", l("node", n.name)); !ok || v <= 0 || v > 10 {

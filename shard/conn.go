@@ -671,9 +671,22 @@ func (sc *conn) Ping(ctx context.Context) error {
 // each data source converts it as go-sql-driver does.
 func (sc *conn) CheckNamedValue(*driver.NamedValue) error { return nil }
 
-// ResetSession is called by database/sql before reusing the connection;
-// the previous user's session already ended in IsValid.
+// ResetSession is called by database/sql before reusing the connection.
+// As on one go-sql-driver connection, the session carries over to the
+// next user: its SET statements, an open text transaction, each data
+// source's held connection.
 func (sc *conn) ResetSession(ctx context.Context) error {
+	if sc.c.base.ResetSession && (sc.inTx() || len(sc.session) > 0) {
+		// rwshard.resetSession: the next user starts without the state
+		// (each data source's connection drops its own).
+		_ = sc.finish(ctx, "ROLLBACK", false)
+		sc.autocommitOff = false
+		sc.endTx()
+		sc.session = nil
+		for _, s := range sc.subs {
+			s.applied = 0
+		}
+	}
 	for _, s := range sc.subs {
 		if err := s.conn.(driver.SessionResetter).ResetSession(ctx); err != nil {
 			return err
@@ -682,23 +695,15 @@ func (sc *conn) ResetSession(ctx context.Context) error {
 	return nil
 }
 
-// IsValid is called by database/sql when the caller is done with the
-// connection: the session ends here, as on each data source's connection
-// (see rwshard's conn): an open transaction is rolled back there (its
-// connection is discarded), the SET statements are forgotten. It reports
-// whether the connection may be pooled again.
+// IsValid reports whether every data source's connection may be pooled
+// again. It changes nothing.
 func (sc *conn) IsValid() bool {
-	ok := true
 	for _, s := range sc.subs {
-		ok = s.conn.(driver.Validator).IsValid() && ok
-		s.applied = 0
+		if !s.conn.(driver.Validator).IsValid() {
+			return false
+		}
 	}
-	sc.session = nil
-	if sc.inTx() {
-		sc.autocommitOff = false
-		sc.endTx()
-	}
-	return ok
+	return true
 }
 
 func (sc *conn) Close() error {

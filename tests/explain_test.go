@@ -17,9 +17,11 @@ import (
 	"github.com/rwshard/rwshard/hint"
 )
 
-// Explain names every routing reason, without sending anything.
+// Explain names every routing reason, without sending anything. Session
+// consistency is set explicitly (OpenDB defaults to eventual), so that a
+// session's write gives its reads the read-your-writes reason.
 func TestMockExplainReasons(t *testing.T) {
-	mc := newMockCluster(t, 2)
+	mc := newMockCluster(t, 2, rwshard.WithConfig(func(c *rwshard.Config) { c.Consistency = rwshard.ConsistencySession }))
 	bg := context.Background()
 	for _, tc := range []struct {
 		ctx     context.Context

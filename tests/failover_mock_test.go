@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/DATA-DOG/go-sqlmock"
+	"github.com/go-sql-driver/mysql"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -19,21 +20,57 @@ import (
 )
 
 // downConnector is a backend that refuses every connection, like a host
-// whose server is gone.
-type downConnector struct{ attempts atomic.Int64 }
+// whose server is gone; err is the dial error it returns, each time.
+type downConnector struct {
+	err      error
+	attempts atomic.Int64
+}
+
+func newDownConnector() *downConnector {
+	return &downConnector{err: &net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connect: connection refused")}}
+}
 
 func (d *downConnector) Connect(context.Context) (driver.Conn, error) {
 	d.attempts.Add(1)
-	return nil, &net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connect: connection refused")}
+	return nil, d.err
 }
 func (d *downConnector) Driver() driver.Driver { return nil }
 
-// Without probes, a write to an unreachable primary still ends: it fails
-// with ErrPrimaryUnavailable once the write pause is over, having tried
-// a bounded number of times; reads keep going to the replica.
+// flakyConnector is a backend that works (its connections are those of a
+// go-sqlmock DB) until down is set, then refuses every connection like
+// downConnector (with downErr if set): a primary that was reached and then
+// went away.
+type flakyConnector struct {
+	drv      driver.Driver // go-sqlmock's
+	dsn      string
+	downErr  error
+	down     atomic.Bool
+	refusals atomic.Int64 // connects refused while down
+}
+
+func (f *flakyConnector) Connect(context.Context) (driver.Conn, error) {
+	if f.down.Load() {
+		f.refusals.Add(1)
+		if f.downErr != nil {
+			return nil, f.downErr
+		}
+		return nil, &net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connect: connection refused")}
+	}
+	return f.drv.Open(f.dsn)
+}
+func (f *flakyConnector) Driver() driver.Driver { return f.drv }
+
+// Without probes, a write to a primary that was reached and then became
+// unreachable still ends: it fails with ErrPrimaryUnavailable, keeping the
+// cause, once the write pause is over, having tried a bounded number of
+// times; reads keep going to the replica.
 func TestMockWritePauseWithoutProbes(t *testing.T) {
-	down := &downConnector{}
-	primary := sql.OpenDB(down)
+	const dsn = "rwshard_write_pause_primary"
+	pdb, pmock, err := sqlmock.NewWithDSN(dsn, sqlmock.QueryMatcherOption(sqlmock.QueryMatcherEqual))
+	require.NoError(t, err)
+	defer pdb.Close() // its own connection keeps the DSN registered
+	flaky := &flakyConnector{drv: pdb.Driver(), dsn: dsn}
+	primary := sql.OpenDB(flaky)
 	defer primary.Close()
 	replica, mock, err := sqlmock.New(sqlmock.QueryMatcherOption(sqlmock.QueryMatcherEqual))
 	require.NoError(t, err)
@@ -45,6 +82,16 @@ func TestMockWritePauseWithoutProbes(t *testing.T) {
 	require.NoError(t, err)
 	defer db.Close()
 
+	// The primary is reached once; the idle logical connection keeps that
+	// backend connection.
+	pmock.ExpectExec("UPDATE t SET v = 0").WillReturnResult(sqlmock.NewResult(0, 1))
+	_, err = db.Exec("UPDATE t SET v = 0")
+	require.NoError(t, err)
+	// Then it goes away: the held connection breaks (nothing sent), and
+	// every new connection is refused.
+	pmock.ExpectExec("UPDATE t SET v = 1").WillReturnError(driver.ErrBadConn)
+	flaky.down.Store(true)
+
 	begin := time.Now()
 	_, err = db.Exec("UPDATE t SET v = 1")
 	took := time.Since(begin)
@@ -53,11 +100,15 @@ func TestMockWritePauseWithoutProbes(t *testing.T) {
 	require.ErrorAs(t, err, &re)
 	assert.Equal(t, "primary", re.Node)
 	assert.Contains(t, err.Error(), "connection refused", "the cause is kept")
+	var oe *net.OpError
+	assert.ErrorAs(t, err, &oe, "the cause is wrapped")
 	assert.GreaterOrEqual(t, took, 300*time.Millisecond, "gave up before the write pause")
 	assert.Less(t, took, 2*time.Second, "waited far past the write pause")
+	assert.Positive(t, flaky.refusals.Load(), "a new connection was tried")
 	// One try, then one per quarter probe interval: not a connect storm.
 	// (database/sql itself tries a refused connect up to 3 times.)
-	assert.LessOrEqual(t, down.attempts.Load(), int64(3*4), "connect attempts: %d", down.attempts.Load())
+	assert.LessOrEqual(t, flaky.refusals.Load(), int64(3*4), "connect attempts: %d", flaky.refusals.Load())
+	require.NoError(t, pmock.ExpectationsWereMet())
 
 	mock.ExpectQuery("SELECT v FROM t").WillReturnRows(sqlmock.NewRows([]string{"v"}).AddRow(1))
 	var v int
@@ -65,13 +116,95 @@ func TestMockWritePauseWithoutProbes(t *testing.T) {
 	require.NoError(t, mock.ExpectationsWereMet())
 }
 
+// A primary that was never reached is not waited for: a write fails at
+// once with the dial error itself, unwrapped, as go-sql-driver returns it,
+// and not with ErrPrimaryUnavailable; reads keep going to the replica.
+func TestMockNeverReachedPrimaryFailsAtOnce(t *testing.T) {
+	down := newDownConnector()
+	primary := sql.OpenDB(down)
+	defer primary.Close()
+	replica, mock, err := sqlmock.New(sqlmock.QueryMatcherOption(sqlmock.QueryMatcherEqual))
+	require.NoError(t, err)
+	defer replica.Close()
+	const pause = 5 * time.Second
+	db, err := rwshard.OpenDB(primary, []*sql.DB{replica}, rwshard.WithConfig(func(c *rwshard.Config) {
+		c.WritePause = pause
+		c.ProbeInterval = 200 * time.Millisecond
+	}))
+	require.NoError(t, err)
+	defer db.Close()
+
+	begin := time.Now()
+	_, err = db.Exec("UPDATE t SET v = 1")
+	took := time.Since(begin)
+	require.Error(t, err)
+	assert.True(t, err == down.err, "want the dial error itself, got %T %v", err, err)
+	assert.ErrorIs(t, err, down.err)
+	assert.NotErrorIs(t, err, rwshard.ErrPrimaryUnavailable)
+	var re *rwshard.RouteError
+	assert.False(t, errors.As(err, &re), "not wrapped in a RouteError: %v", err)
+	assert.Less(t, took, pause/5, "waited for a primary that was never reached")
+	assert.Positive(t, down.attempts.Load())
+	assert.LessOrEqual(t, down.attempts.Load(), int64(3), "connect attempts: %d", down.attempts.Load())
+
+	mock.ExpectQuery("SELECT v FROM t").WillReturnRows(sqlmock.NewRows([]string{"v"}).AddRow(1))
+	var v int
+	require.NoError(t, db.QueryRow("SELECT v FROM t").Scan(&v))
+	require.NoError(t, mock.ExpectationsWereMet())
+}
+
+// A server that answers a connect with a refusal (here 1045, access
+// denied) is not waited for, even when it was reached before: the write
+// fails at once with the server's error itself.
+func TestMockRefusedConnectFailsAtOnce(t *testing.T) {
+	const dsn = "rwshard_refused_primary"
+	pdb, pmock, err := sqlmock.NewWithDSN(dsn, sqlmock.QueryMatcherOption(sqlmock.QueryMatcherEqual))
+	require.NoError(t, err)
+	defer pdb.Close()
+	denied := &mysql.MySQLError{Number: 1045, Message: "Access denied for user 'app'@'10.0.0.1'"}
+	flaky := &flakyConnector{drv: pdb.Driver(), dsn: dsn, downErr: denied}
+	primary := sql.OpenDB(flaky)
+	defer primary.Close()
+	replica, _, err := sqlmock.New(sqlmock.QueryMatcherOption(sqlmock.QueryMatcherEqual))
+	require.NoError(t, err)
+	defer replica.Close()
+	const pause = 5 * time.Second
+	db, err := rwshard.OpenDB(primary, []*sql.DB{replica}, rwshard.WithConfig(func(c *rwshard.Config) {
+		c.WritePause = pause
+		c.ProbeInterval = 200 * time.Millisecond
+	}))
+	require.NoError(t, err)
+	defer db.Close()
+
+	pmock.ExpectExec("UPDATE t SET v = 0").WillReturnResult(sqlmock.NewResult(0, 1))
+	_, err = db.Exec("UPDATE t SET v = 0")
+	require.NoError(t, err)
+	pmock.ExpectExec("UPDATE t SET v = 1").WillReturnError(driver.ErrBadConn) // the held connection breaks
+	flaky.down.Store(true)
+
+	begin := time.Now()
+	_, err = db.Exec("UPDATE t SET v = 1")
+	took := time.Since(begin)
+	assert.True(t, err == error(denied), "want the server's refusal itself, got %T %v", err, err)
+	assert.NotErrorIs(t, err, rwshard.ErrPrimaryUnavailable)
+	assert.Less(t, took, pause/5, "waited for a server that refused")
+	assert.Positive(t, flaky.refusals.Load())
+	require.NoError(t, pmock.ExpectationsWereMet())
+}
+
 // Session consistency without probes: a session's reads stay on the
 // primary for the session window after its write, then return to the
-// replicas; other sessions and session-less reads are not affected; a
-// token carries the session to another context.
+// replicas; other sessions and session-less reads (the connector's own
+// scope) are not affected by it; a token carries the session to another
+// context. A session-less write is the connector scope's: session-less
+// reads stay on the primary for the window after it, while an explicit
+// session's reads are not affected.
 func TestMockSessionWindow(t *testing.T) {
 	const window = 150 * time.Millisecond
-	mc := newMockCluster(t, 1, rwshard.WithConfig(func(c *rwshard.Config) { c.SessionWindow = window }))
+	mc := newMockCluster(t, 1, rwshard.WithConfig(func(c *rwshard.Config) {
+		c.Consistency = rwshard.ConsistencySession // OpenDB's default is eventual
+		c.SessionWindow = window
+	}))
 	bg := context.Background()
 	s := rwshard.WithSession(bg)
 	other := rwshard.WithSession(bg)
@@ -109,6 +242,19 @@ func TestMockSessionWindow(t *testing.T) {
 	mc.ranOn(hint.Replica(s), mc.db, "replica1", "SELECT v FROM t", false)
 	mc.verify()
 
+	// A write without a session: the connector's scope.
+	mc.primary().expectWrite("UPDATE t SET v = 4")
+	_, err = mc.execNode(bg, mc.db, "UPDATE t SET v = 4")
+	require.NoError(t, err)
+	mc.primary().expectRead("SELECT v FROM t")
+	mc.ranOn(bg, mc.db, "primary", "SELECT v FROM t", false) // a session-less read sees it
+	mc.node("replica1").expectRead("SELECT v FROM t")
+	mc.ranOn(other, mc.db, "replica1", "SELECT v FROM t", false) // another session's scope
+	time.Sleep(window + 20*time.Millisecond)
+	mc.node("replica1").expectRead("SELECT v FROM t")
+	mc.ranOn(bg, mc.db, "replica1", "SELECT v FROM t", false) // the window is over
+	mc.verify()
+
 	_, err = rwshard.ResumeSession(bg, "not-a-token")
 	var ce *rwshard.ConfigError
 	assert.ErrorAs(t, err, &ce)
@@ -129,7 +275,7 @@ func TestMockEventualIgnoresSessions(t *testing.T) {
 // A write inside a transaction counts for the session when it commits,
 // not before, and not at all when it rolls back.
 func TestMockSessionWriteAtCommit(t *testing.T) {
-	mc := newMockCluster(t, 1)
+	mc := newMockCluster(t, 1, rwshard.WithConfig(func(c *rwshard.Config) { c.Consistency = rwshard.ConsistencySession }))
 	s := rwshard.WithSession(context.Background())
 	p := mc.primary()
 	p.mock.ExpectBegin()

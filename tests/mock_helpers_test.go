@@ -218,6 +218,14 @@ func (mc *mockCluster) busyOnly(node string, k int) map[string]int {
 	return out
 }
 
+// dropIdle makes database/sql close mc.db's idle logical connections, as
+// it does for those over MaxIdleConns: each releases the backend
+// connection it held (see rwshard's conn.Close).
+func (mc *mockCluster) dropIdle() {
+	mc.db.SetMaxIdleConns(0)
+	mc.db.SetMaxIdleConns(2) // database/sql's default again
+}
+
 // conn opens a logical connection of mc.db, closed when the test ends if
 // not before, and runs stmts on it with ExecContext, requiring each to
 // succeed.

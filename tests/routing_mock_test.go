@@ -483,11 +483,17 @@ func TestMockTxOnPrimary(t *testing.T) {
 			} else {
 				require.NoError(t, tx.Rollback())
 			}
-			assert.Equal(t, mc.idle(), mc.busy())
+			// The logical connection, idle again, keeps the transaction's
+			// primary connection, as one go-sql-driver connection would.
+			assert.Equal(t, mc.busyOnly("primary", 1), mc.busy(), "the idle logical connection keeps its primary connection")
 
 			// After the transaction, reads go to replicas again.
 			mc.node("replica1").expectRead("SELECT v FROM t")
 			mc.ranOn(ctx, mc.db, "replica1", "SELECT v FROM t", false)
+			assert.Equal(t, mc.busyOnly("primary", 1), mc.busy())
+			// It is let go when database/sql closes the logical connection.
+			mc.dropIdle()
+			assert.Equal(t, mc.idle(), mc.busy())
 			mc.verify()
 		})
 	}
@@ -526,6 +532,15 @@ func TestMockReadOnlyTx(t *testing.T) {
 				mc.ranOn(ctx, tx, tt.want, q, false) // every statement on the tx's node
 			}
 			require.NoError(t, tx.Commit())
+			// A replica's connection is let go with its transaction; a
+			// primary's stays with the idle logical connection until
+			// database/sql closes it.
+			if tt.want == "primary" {
+				assert.Equal(t, mc.busyOnly("primary", 1), mc.busy(), "the idle logical connection keeps its primary connection")
+			} else {
+				assert.Equal(t, mc.idle(), mc.busy(), "a replica connection held after its transaction")
+			}
+			mc.dropIdle()
 			assert.Equal(t, mc.idle(), mc.busy())
 			mc.verify()
 		})
@@ -567,8 +582,9 @@ func TestMockReplicaTxRefusesWrites(t *testing.T) {
 	mc.verify()
 }
 
-// A server error on COMMIT reaches the caller, and the connection goes
-// back to its pool.
+// A server error on COMMIT reaches the caller, unwrapped; the backend
+// connection did not break, so the logical connection, pooled again,
+// keeps it until database/sql closes the logical connection.
 func TestMockTxCommitError(t *testing.T) {
 	mc := newMockCluster(t, 1)
 	ctx := context.Background()
@@ -584,6 +600,8 @@ func TestMockTxCommitError(t *testing.T) {
 	require.NoError(t, err)
 	err = tx.Commit()
 	assert.True(t, err == error(deadlock), "got %v", err)
+	assert.Equal(t, mc.busyOnly("primary", 1), mc.busy(), "the idle logical connection keeps its primary connection")
+	mc.dropIdle()
 	assert.Equal(t, mc.idle(), mc.busy())
 	mc.verify()
 }
@@ -618,6 +636,7 @@ func TestMockSessionPinning(t *testing.T) {
 			p.expectRead("SELECT v FROM t")
 			p.expectWrite("UPDATE t SET v = 2")
 			p.expectRead("SELECT v FROM t")
+			p.expectRead("SELECT v FROM t")
 			mc.node("replica1").expectRead("SELECT v FROM t")
 
 			conn := mc.conn(ctx)
@@ -640,7 +659,19 @@ func TestMockSessionPinning(t *testing.T) {
 			}
 			require.NoError(t, conn.Close())
 
-			// The pin ended with the logical connection's session.
+			// conn.Close puts the logical connection back in database/sql's
+			// pool with its session, as a go-sql-driver connection would
+			// be: its next user (this db.Query) is still pinned.
+			assert.Equal(t, mc.busyOnly("primary", 1), mc.busy(), "the idle logical connection keeps its pinned session")
+			mc.ranOn(ctx, mc.db, "primary", "SELECT v FROM t", false)
+
+			// The pin ends when database/sql closes the logical connection:
+			// the backend connection, which carries session state, is
+			// discarded rather than pooled.
+			opened := p.db.Stats().OpenConnections
+			mc.dropIdle()
+			assert.Equal(t, mc.idle(), mc.busy())
+			assert.Equal(t, opened-1, p.db.Stats().OpenConnections, "the pinned connection was discarded, not pooled")
 			mc.ranOn(ctx, mc.db, "replica1", "SELECT v FROM t", false)
 			assert.Equal(t, mc.idle(), mc.busy())
 			mc.verify()
@@ -728,7 +759,14 @@ func TestMockTextTransaction(t *testing.T) {
 			// plain reads go to replicas again.
 			mc.ranOn(ctx, conn, "replica1", "SELECT v FROM t", false)
 			require.NoError(t, conn.Close())
+			// The idle logical connection keeps its primary connection
+			// until database/sql closes it; carrying no session state, that
+			// connection then goes back to the primary's pool.
+			assert.Equal(t, mc.busyOnly("primary", 1), mc.busy(), "the idle logical connection keeps its primary connection")
+			opened := p.db.Stats().OpenConnections
+			mc.dropIdle()
 			assert.Equal(t, mc.idle(), mc.busy())
+			assert.Equal(t, opened, p.db.Stats().OpenConnections, "a connection without session state was discarded")
 			mc.verify()
 		})
 	}
@@ -750,8 +788,9 @@ func TestMockBeginTxInsideTextTransaction(t *testing.T) {
 
 // SET autocommit=0 keeps everything on the primary. SET autocommit=1 ends
 // the transaction, but SET is itself session state (the router marks it
-// Pin), so the session stays on its primary connection until the logical
-// connection ends.
+// Pin), so the session stays on its primary connection until database/sql
+// closes the logical connection: *sql.Conn.Close only pools it again, and
+// its next user is still pinned.
 func TestMockAutocommitOff(t *testing.T) {
 	mc := newMockCluster(t, 2)
 	ctx := context.Background()
@@ -768,6 +807,7 @@ func TestMockAutocommitOff(t *testing.T) {
 	for _, s := range steps {
 		p.expect(s.sql, s.exec)
 	}
+	p.expectRead("SELECT v FROM t")
 	mc.node("replica1").expectRead("SELECT v FROM t")
 
 	conn := mc.conn(ctx)
@@ -776,15 +816,39 @@ func TestMockAutocommitOff(t *testing.T) {
 		assert.Equal(t, mc.busyOnly("primary", 1), mc.busy(), s.sql)
 	}
 	require.NoError(t, conn.Close())
+	assert.Equal(t, mc.busyOnly("primary", 1), mc.busy(), "the idle logical connection keeps its session")
+	mc.ranOn(ctx, mc.db, "primary", "SELECT v FROM t", false) // the next user is still pinned
+	mc.dropIdle()
+	assert.Equal(t, mc.idle(), mc.busy())
 	mc.ranOn(ctx, mc.db, "replica1", "SELECT v FROM t", false)
 	mc.verify()
 }
 
-// An idle logical connection holds no backend connection, even after a
-// pinned session (DESIGN §4). database/sql calls ResetSession only when it
-// hands a connection out again, so the session must end when the
-// connection goes back to the pool (IsValid), not at the next reuse.
-func TestMockPinnedSessionReleasedWhenIdle(t *testing.T) {
+// An idle logical connection keeps its pinned session, as a go-sql-driver
+// connection in database/sql's pool keeps its session state: IsValid and
+// ResetSession change nothing, so the next user of that logical connection
+// is still pinned to the same backend connection. The session ends when
+// database/sql closes the logical connection (here: over MaxIdleConns, or
+// db.Close), and the backend connection, which carries session state, is
+// then discarded rather than pooled.
+func TestMockPinnedSessionKeptWhenIdle(t *testing.T) {
+	// kept checks that the idle logical connection holds the pinned
+	// backend connection and that its next user runs a plain read (a
+	// replica's, unpinned) there, then that closing the logical connection
+	// (end) releases and discards it.
+	kept := func(t *testing.T, mc *mockCluster, end func()) {
+		t.Helper()
+		p := mc.primary()
+		assert.Equal(t, mc.busyOnly("primary", 1), mc.busy(), "the idle logical connection keeps its pinned session")
+		p.expectRead("SELECT v FROM t")
+		mc.ranOn(context.Background(), mc.db, "primary", "SELECT v FROM t", false)
+		assert.Equal(t, mc.busyOnly("primary", 1), mc.busy())
+		opened := p.db.Stats().OpenConnections
+		end()
+		assert.Equal(t, mc.idle(), mc.busy(), "a closed logical connection still holds its backend connection")
+		assert.Equal(t, opened-1, p.db.Stats().OpenConnections, "the backend connection with session state was pooled")
+		mc.verify()
+	}
 	t.Run("sql.Conn closed", func(t *testing.T) {
 		mc := newMockCluster(t, 1)
 		ctx := context.Background()
@@ -792,8 +856,7 @@ func TestMockPinnedSessionReleasedWhenIdle(t *testing.T) {
 		conn := mc.conn(ctx, "SET @v = 1")
 		assert.Equal(t, mc.busyOnly("primary", 1), mc.busy())
 		require.NoError(t, conn.Close())
-		assert.Equal(t, mc.idle(), mc.busy(), "pinned connection still held by an idle logical connection")
-		mc.verify()
+		kept(t, mc, mc.dropIdle)
 	})
 	t.Run("db.Exec of a pinning statement", func(t *testing.T) {
 		mc := newMockCluster(t, 1)
@@ -801,8 +864,7 @@ func TestMockPinnedSessionReleasedWhenIdle(t *testing.T) {
 		mc.primary().expectWrite("SET @v = 1")
 		_, err := mc.db.ExecContext(ctx, "SET @v = 1")
 		require.NoError(t, err)
-		assert.Equal(t, mc.idle(), mc.busy(), "pinned connection still held by an idle logical connection")
-		mc.verify()
+		kept(t, mc, mc.dropIdle)
 	})
 	t.Run("text transaction left open", func(t *testing.T) {
 		mc := newMockCluster(t, 1)
@@ -810,15 +872,27 @@ func TestMockPinnedSessionReleasedWhenIdle(t *testing.T) {
 		mc.primary().expectWrite("BEGIN")
 		conn := mc.conn(ctx, "BEGIN")
 		require.NoError(t, conn.Close())
-		assert.Equal(t, mc.idle(), mc.busy(), "open text transaction still held by an idle logical connection")
-		mc.verify()
+		kept(t, mc, mc.dropIdle) // still in the transaction
+	})
+	t.Run("db.Close", func(t *testing.T) {
+		mc := newMockCluster(t, 1)
+		ctx := context.Background()
+		mc.primary().expectWrite("SET @v = 1")
+		_, err := mc.db.ExecContext(ctx, "SET @v = 1")
+		require.NoError(t, err)
+		kept(t, mc, func() { require.NoError(t, mc.db.Close()) })
 	})
 }
 
 // ---------------------------------------------------------------------
-// 6. Idle logical connections hold no backend connection
+// 6. Idle logical connections hold no replica connection, and at most the
+// one primary connection they last used
 
-func TestMockIdleHoldsNothing(t *testing.T) {
+// A replica's connection is let go with its rows; a primary's stays with
+// the logical connection, idle in database/sql's pool or not, until
+// database/sql closes that logical connection: one go-sql-driver
+// connection would keep its server connection too.
+func TestMockIdleHoldsOnlyPrimary(t *testing.T) {
 	mc := newMockCluster(t, 2)
 	ctx := context.Background()
 	r1, r2, p := mc.node("replica1"), mc.node("replica2"), mc.primary()
@@ -841,35 +915,44 @@ func TestMockIdleHoldsNothing(t *testing.T) {
 	mc.ranOn(ctx, mc.db, "replica2", "SELECT v FROM t", false)
 	assert.Equal(t, mc.idle(), mc.busy())
 
+	// A write: the (only) idle logical connection keeps its primary
+	// connection.
 	_, err = mc.db.ExecContext(ctx, "INSERT INTO t (v) VALUES (1)")
 	require.NoError(t, err)
-	assert.Equal(t, mc.idle(), mc.busy())
+	assert.Equal(t, mc.busyOnly("primary", 1), mc.busy(), "the write's primary connection is kept")
 
+	// A read through Exec still lets its replica connection go.
 	_, err = mc.db.ExecContext(ctx, "SELECT v FROM t")
 	require.NoError(t, err)
-	assert.Equal(t, mc.idle(), mc.busy())
+	assert.Equal(t, mc.busyOnly("primary", 1), mc.busy(), "a replica connection is held")
 
-	// A *sql.Conn holds no replica connection between reads; whatever it
-	// holds for its caller (see TestMockHeldPrimaryConnection) is gone once
-	// it is closed.
+	// A *sql.Conn (here the same logical connection, the pool's only one)
+	// holds no replica connection between reads, and its write runs on the
+	// primary connection already held, not on a second one.
 	r2.expectRead("SELECT v FROM t")
 	p.expectWrite("UPDATE t SET v = 1")
 	conn := mc.conn(ctx)
 	_, err = mockRead(ctx, conn, "SELECT v FROM t")
 	require.NoError(t, err)
-	assert.Equal(t, mc.idle(), mc.busy())
+	assert.Equal(t, mc.busyOnly("primary", 1), mc.busy())
 	_, err = conn.ExecContext(ctx, "UPDATE t SET v = 1")
 	require.NoError(t, err)
+	assert.Equal(t, mc.busyOnly("primary", 1), mc.busy())
 	require.NoError(t, conn.Close())
+	assert.Equal(t, mc.busyOnly("primary", 1), mc.busy(), "the idle logical connection keeps its primary connection")
+	// database/sql closing the logical connection lets it go.
+	mc.dropIdle()
 	assert.Equal(t, mc.idle(), mc.busy())
 	mc.verify()
 }
 
-// While a caller holds a logical connection (*sql.Conn) it keeps the
-// primary connection it last used, so connection-bound reads such as
-// LAST_INSERT_ID() see its own writes, as on one go-sql-driver
-// connection; plain reads still go to replicas. It is let go when the
-// caller is done.
+// A logical connection (here a *sql.Conn) keeps the primary connection it
+// last used, so connection-bound reads such as LAST_INSERT_ID() see its
+// own writes, as on one go-sql-driver connection; plain reads still go to
+// replicas. It keeps it while idle in database/sql's pool too: the next
+// user's transaction (BeginTx) runs on it rather than on one released and
+// taken again. It is let go when database/sql closes the logical
+// connection.
 func TestMockHeldPrimaryConnection(t *testing.T) {
 	mc := newMockCluster(t, 2)
 	ctx := context.Background()
@@ -897,13 +980,32 @@ func TestMockHeldPrimaryConnection(t *testing.T) {
 	}
 	assert.LessOrEqual(t, p.db.Stats().OpenConnections, opened+1, "one primary connection for the whole conversation")
 	require.NoError(t, conn.Close())
+	assert.Equal(t, mc.busyOnly("primary", 1), mc.busy(), "the idle logical connection keeps its primary connection")
+
+	// From now on a connection given back to the primary's pool is closed
+	// there (MaxIdleClosed counts it): BeginTx gives none back.
+	p.db.SetMaxIdleConns(0)
+	closed := p.db.Stats().MaxIdleClosed
+	p.mock.ExpectBegin()
+	p.expectRead("SELECT LAST_INSERT_ID()")
+	p.mock.ExpectCommit()
+	tx, err := mc.db.BeginTx(ctx, nil)
+	require.NoError(t, err)
+	mc.ranOn(ctx, tx, "primary", "SELECT LAST_INSERT_ID()", false)
+	require.NoError(t, tx.Commit())
+	assert.Equal(t, closed, p.db.Stats().MaxIdleClosed, "BeginTx let the held primary connection go and took another")
+	assert.Equal(t, mc.busyOnly("primary", 1), mc.busy())
+
+	mc.dropIdle()
 	assert.Equal(t, mc.idle(), mc.busy())
+	assert.Equal(t, closed+1, p.db.Stats().MaxIdleClosed, "closing the logical connection gave its primary connection back")
 	mc.verify()
 }
 
 // A held primary connection that carries no session state and breaks
 // before the statement was sent is let go: the statement runs on a fresh
-// one and the caller sees no error.
+// one, which the logical connection then holds, and the caller sees no
+// error.
 func TestMockBadConnOnHeldPrimary(t *testing.T) {
 	mc := newMockCluster(t, 1)
 	ctx := context.Background()
@@ -914,7 +1016,10 @@ func TestMockBadConnOnHeldPrimary(t *testing.T) {
 
 	conn := mc.conn(ctx, "INSERT INTO t (v) VALUES (1)")
 	mc.ranOn(ctx, conn, "primary", "UPDATE t SET v = 2", true)
+	assert.Equal(t, mc.busyOnly("primary", 1), mc.busy(), "one primary connection held, the fresh one")
 	require.NoError(t, conn.Close())
+	assert.Equal(t, mc.busyOnly("primary", 1), mc.busy(), "the idle logical connection keeps its primary connection")
+	mc.dropIdle()
 	assert.Equal(t, mc.idle(), mc.busy())
 	mc.verify()
 }
@@ -1008,6 +1113,15 @@ func TestMockBadConnRetried(t *testing.T) {
 				}
 				n.expect(tt.sql, tt.exec)
 				mc.ranOn(mockCtx(tt.ctx), mc.db, tt.node, tt.sql, tt.exec)
+				// A replica's connection is let go; the primary's that ran
+				// the write stays with the idle logical connection, and
+				// only that one (the broken ones were let go).
+				if tt.node == "primary" {
+					assert.Equal(t, mc.busyOnly("primary", 1), mc.busy())
+				} else {
+					assert.Equal(t, mc.idle(), mc.busy())
+				}
+				mc.dropIdle()
 				assert.Equal(t, mc.idle(), mc.busy())
 				mc.verify()
 			})
@@ -1104,8 +1218,10 @@ func TestMockBadConnInSession(t *testing.T) {
 // the same *sql.Conn must not go on as if nothing happened: the next
 // statement would pin a fresh primary connection and run outside the
 // transaction (an INSERT would autocommit, and the caller's ROLLBACK could
-// not undo it). Every statement on a logical connection whose session was
-// lost fails with ErrSessionLost and is not sent.
+// not undo it). As on a broken go-sql-driver connection, the next
+// statement gets driver.ErrBadConn and is not sent; database/sql then
+// discards the logical connection, so the *sql.Conn is done (sql.ErrConnDone
+// for everything after) and the *sql.DB goes on with a fresh one.
 func TestMockSessionLostPoisonsConnection(t *testing.T) {
 	mc := newMockCluster(t, 1)
 	ctx := context.Background()
@@ -1115,19 +1231,29 @@ func TestMockSessionLostPoisonsConnection(t *testing.T) {
 	p.mock.ExpectExec("UPDATE t SET v = 2").WillReturnError(driver.ErrBadConn)
 
 	conn := mc.conn(ctx, "BEGIN", "INSERT INTO t (v) VALUES (1)")
+	require.Equal(t, 1, mc.db.Stats().OpenConnections)
 	_, err := conn.ExecContext(ctx, "UPDATE t SET v = 2")
 	require.ErrorIs(t, err, rwshard.ErrSessionLost)
+	assert.NotErrorIs(t, err, driver.ErrBadConn, "the statement that met the break says why")
 
-	// Nothing more may be sent on this logical connection.
+	// Nothing more is sent on this logical connection.
+	err = mockSend(ctx, conn, "INSERT INTO t (v) VALUES (3)", true)
+	assert.ErrorIs(t, err, driver.ErrBadConn, "the first statement after the session was lost")
+	assert.NotErrorIs(t, err, rwshard.ErrSessionLost)
 	for _, s := range []mockStmt{
-		{"INSERT INTO t (v) VALUES (3)", true},
 		{"SELECT v FROM t", false},
 		{"ROLLBACK", true},
 	} {
 		err := mockSend(ctx, conn, s.sql, s.exec)
-		assert.ErrorIs(t, err, rwshard.ErrSessionLost, "%q after the session was lost", s.sql)
-		assert.NotErrorIs(t, err, driver.ErrBadConn)
+		assert.ErrorIs(t, err, sql.ErrConnDone, "%q: database/sql discarded the connection", s.sql)
 	}
+	assert.Equal(t, 0, mc.db.Stats().OpenConnections, "the lost logical connection was discarded")
+	assert.Equal(t, mc.idle(), mc.busy())
+	mc.verify()
+
+	// The *sql.DB goes on with a fresh logical connection.
+	mc.node("replica1").expectRead("SELECT v FROM t")
+	mc.ranOn(ctx, mc.db, "replica1", "SELECT v FROM t", false)
 	mc.verify()
 }
 
@@ -1185,14 +1311,20 @@ func mockArgs() []any {
 
 // mockRunCaptured runs one statement with args through qr against mock
 // expectations that mockCapture every argument, and returns what the mock
-// received.
-func mockRunCaptured(t *testing.T, mock sqlmock.Sqlmock, qr mockQuerier, q string, exec, prepared bool, args []any) []driver.Value {
+// received. A prepared statement is first prepared (and closed) on prep
+// when it is not nil: rwshard's Prepare lets the primary check it (and,
+// the handles not being rwshard's own, closes it again), and each
+// execution prepares on its node.
+func mockRunCaptured(t *testing.T, mock, prep sqlmock.Sqlmock, qr mockQuerier, q string, exec, prepared bool, args []any) []driver.Value {
 	t.Helper()
 	ctx := context.Background()
 	var got []driver.Value
 	matchers := make([]driver.Value, len(args))
 	for i := range matchers {
 		matchers[i] = mockCapture{&got}
+	}
+	if prepared && prep != nil {
+		prep.ExpectPrepare(q).WillBeClosed()
 	}
 	switch {
 	case prepared && exec:
@@ -1276,12 +1408,12 @@ func TestMockArgsPassThrough(t *testing.T) {
 
 				// Without rwshard.
 				direct := newMockNode(t, 9, cv.conv)
-				want := mockRunMaybeTx(t, direct.db, direct.mock, pt.tx, q, pt.exec, pt.prepared, args)
+				want := mockRunMaybeTx(t, direct.db, direct.mock, nil, pt.tx, q, pt.exec, pt.prepared, args)
 
 				// Through rwshard.
 				mc := newMockClusterConv(t, 2, cv.conv)
 				n := mc.node(pt.node)
-				got := mockRunMaybeTx(t, mc.db, n.mock, pt.tx, q, pt.exec, pt.prepared, args)
+				got := mockRunMaybeTx(t, mc.db, n.mock, mc.primary().mock, pt.tx, q, pt.exec, pt.prepared, args)
 				mc.verify()
 
 				require.Len(t, got, len(args))
@@ -1325,18 +1457,21 @@ func TestMockNamedArgs(t *testing.T) {
 }
 
 // mockRunMaybeTx is mockRunCaptured on db itself or in a transaction of db
-// (rolled back), checking the mock's expectations after.
-func mockRunMaybeTx(t *testing.T, db *sql.DB, mock sqlmock.Sqlmock, inTx bool, q string, exec, prepared bool, args []any) []driver.Value {
+// (rolled back), checking the mocks' expectations after.
+func mockRunMaybeTx(t *testing.T, db *sql.DB, mock, prep sqlmock.Sqlmock, inTx bool, q string, exec, prepared bool, args []any) []driver.Value {
 	t.Helper()
 	if !inTx {
-		got := mockRunCaptured(t, mock, db, q, exec, prepared, args)
+		got := mockRunCaptured(t, mock, prep, db, q, exec, prepared, args)
 		require.NoError(t, mock.ExpectationsWereMet())
+		if prep != nil {
+			require.NoError(t, prep.ExpectationsWereMet())
+		}
 		return got
 	}
 	mock.ExpectBegin()
 	tx, err := db.Begin()
 	require.NoError(t, err)
-	got := mockRunCaptured(t, mock, tx, q, exec, prepared, args)
+	got := mockRunCaptured(t, mock, prep, tx, q, exec, prepared, args)
 	mock.ExpectRollback()
 	require.NoError(t, tx.Rollback())
 	require.NoError(t, mock.ExpectationsWereMet())
@@ -1450,15 +1585,22 @@ func TestMockResultError(t *testing.T) {
 // ---------------------------------------------------------------------
 // 10. Prepared statements
 
+// Prepare lets the primary check the statement, as go-sql-driver's does,
+// on the primary connection the logical connection then holds; a read's
+// executions are still routed to replicas.
 func TestMockPreparedRead(t *testing.T) {
 	mc := newMockCluster(t, 2)
 	ctx := context.Background()
 	const q = "SELECT v FROM t WHERE id = ?"
+	// The handles are not rwshard's own (no statement cache): the
+	// statement checked at Prepare is closed again at once.
+	mc.primary().mock.ExpectPrepare(q).WillBeClosed()
 	st := mc.prepare(ctx, q)
-	mc.verify() // Prepare sends nothing
+	mc.verify() // Prepare prepared on the primary, and only there
+	assert.Equal(t, mc.busyOnly("primary", 1), mc.busy(), "the logical connection keeps the primary connection Prepare took")
 
-	// The handles are not rwshard's own, so each execution prepares on
-	// its backend connection and closes the statement with the rows.
+	// Each execution prepares on its backend connection and closes the
+	// statement with the rows.
 	want := []string{"replica1", "replica2", "replica1"}
 	for i, name := range want {
 		mc.node(name).mock.ExpectPrepare(q).WillBeClosed().
@@ -1469,7 +1611,7 @@ func TestMockPreparedRead(t *testing.T) {
 		var got string
 		require.NoError(t, st.QueryRowContext(ctx, i).Scan(&got))
 		assert.Equal(t, name, got)
-		assert.Equal(t, mc.idle(), mc.busy())
+		assert.Equal(t, mc.busyOnly("primary", 1), mc.busy(), "a replica connection is held")
 	}
 
 	// A hint still routes a prepared statement.
@@ -1486,6 +1628,7 @@ func TestMockPreparedWrite(t *testing.T) {
 	mc := newMockCluster(t, 2)
 	ctx := context.Background()
 	const q = "INSERT INTO t (v) VALUES (?)"
+	mc.primary().mock.ExpectPrepare(q).WillBeClosed() // checked at Prepare
 	st := mc.prepare(ctx, q)
 	for i := range 2 {
 		mc.primary().mock.ExpectPrepare(q).WillBeClosed().
@@ -1501,7 +1644,23 @@ func TestMockPreparedWrite(t *testing.T) {
 	// A replica hint on a prepared write is refused and not sent.
 	_, err := st.ExecContext(hint.Node(ctx, "replica1"), 5)
 	assert.ErrorIs(t, err, rwshard.ErrWriteToReplica)
-	assert.Equal(t, mc.idle(), mc.busy())
+	assert.Equal(t, mc.busyOnly("primary", 1), mc.busy(), "only the held primary connection")
+	mc.verify()
+}
+
+// Prepare returns the server's own error when the primary refuses the
+// statement, as go-sql-driver's Prepare does; nothing else is sent.
+func TestMockPrepareServerError(t *testing.T) {
+	mc := newMockCluster(t, 1)
+	ctx := context.Background()
+	const q = "SELEC v FROM t WHERE id = ?"
+	syntax := &mysql.MySQLError{Number: 1064, Message: "You have an error in your SQL syntax"}
+	mc.primary().mock.ExpectPrepare(q).WillReturnError(syntax)
+	st, err := mc.db.PrepareContext(ctx, q)
+	if st != nil {
+		st.Close()
+	}
+	assert.True(t, err == error(syntax), "want the server's error itself, got %T %v", err, err)
 	mc.verify()
 }
 
@@ -1511,8 +1670,9 @@ func TestMockPreparedInTx(t *testing.T) {
 	mc := newMockCluster(t, 2)
 	ctx := context.Background()
 	const q = "SELECT v FROM t WHERE id = ?"
-	st := mc.prepare(ctx, q)
 	p := mc.primary()
+	p.mock.ExpectPrepare(q).WillBeClosed() // checked at Prepare
+	st := mc.prepare(ctx, q)
 	p.mock.ExpectBegin()
 	p.mock.ExpectPrepare(q).WillBeClosed().ExpectQuery().WithArgs(int64(1)).
 		WillReturnRows(sqlmock.NewRows([]string{"node"}).AddRow("primary"))
@@ -1523,7 +1683,10 @@ func TestMockPreparedInTx(t *testing.T) {
 	var got string
 	require.NoError(t, tx.StmtContext(ctx, st).QueryRowContext(ctx, 1).Scan(&got))
 	assert.Equal(t, "primary", got)
+	assert.Equal(t, mc.busyOnly("primary", 1), mc.busy(), "one primary connection, which runs the transaction")
 	require.NoError(t, tx.Commit())
+	assert.Equal(t, mc.busyOnly("primary", 1), mc.busy(), "the idle logical connection keeps its primary connection")
+	mc.dropIdle()
 	assert.Equal(t, mc.idle(), mc.busy())
 	mc.verify()
 }

@@ -101,6 +101,11 @@ type nodeCheck struct {
 	ioError     string
 	sqlError    string
 	bypassesRO  string // the privilege that lets the user write despite read_only
+	// noReplicaStatus: the user may not run SHOW REPLICA STATUS (1227):
+	// replication threads and Seconds_Behind_Master are not visible.
+	noReplicaStatus bool
+	// noHeartbeat: the user may not read rwshard.heartbeatTable.
+	noHeartbeat bool
 }
 
 func (n *nodeCheck) reached() bool { return n.err == nil }
@@ -111,7 +116,7 @@ func (n *nodeCheck) role() string {
 		return "-"
 	case !n.readOnly && !n.replica:
 		return "primary"
-	case n.readOnly && n.replica:
+	case n.readOnly && (n.replica || n.noReplicaStatus):
 		return "replica"
 	case n.replica:
 		return "replica, writable"
@@ -194,9 +199,16 @@ func (n *nodeCheck) probe(ctx context.Context, cfg *rwshard.Config, connectTimeo
 	}
 	n.readOnly = readOnly != 0
 	n.waitTimeout = time.Duration(wait) * time.Second
-	if err := n.replicaStatus(qctx, conn); err != nil {
+	if err := n.replicaStatus(qctx, conn); isPrivilegeError(err) {
+		n.noReplicaStatus = true
+	} else if err != nil {
 		n.queryErr = fmt.Errorf("replica status: %w", err)
 		return
+	}
+	if t := cfg.HeartbeatTable; t != "" {
+		var ts sql.NullString
+		err := conn.QueryRowContext(qctx, "SELECT MAX(ts) FROM "+t).Scan(&ts)
+		n.noHeartbeat = isPrivilegeError(err)
 	}
 	// An IO thread passes through Connecting and Preparing on its way to
 	// Yes (after a start or a reconnect): give it a moment before calling
@@ -219,6 +231,12 @@ wait:
 		}
 	}
 	n.bypassesRO = readOnlyBypass(qctx, conn)
+}
+
+// isPrivilegeError reports a statement the user may not run.
+func isPrivilegeError(err error) bool {
+	var me *mysql.MySQLError
+	return errors.As(err, &me) && (me.Number == 1227 || me.Number == 1142 || me.Number == 1044)
 }
 
 // ioGrace is how long check waits for an IO thread in a transient state
@@ -326,7 +344,7 @@ func (r *checkReport) evaluate() {
 	warn := func(format string, args ...any) {
 		r.warnings = append(r.warnings, fmt.Sprintf(format, args...))
 	}
-	var writable, bypass []string
+	var writable, bypass, noStatus []string
 	for i, n := range r.nodes {
 		name := n.node.Name
 		if !n.reached() {
@@ -346,8 +364,14 @@ func (r *checkReport) evaluate() {
 		case i > 0 && !n.readOnly:
 			problem(name, "writable (read_only=OFF): only the first host, the primary, should accept writes")
 		}
-		if i > 0 && !n.replica {
+		if i > 0 && !n.replica && !n.noReplicaStatus {
 			problem(name, "not replicating: no replica status, its data does not follow the primary")
+		}
+		if n.noReplicaStatus && i > 0 {
+			noStatus = append(noStatus, name)
+		}
+		if n.noHeartbeat {
+			problem(name, "user %q may not read rwshard.heartbeatTable=%s: GRANT SELECT ON it (INSERT, CREATE too with rwshard.heartbeatWrite)", cfg.Backend.User, cfg.HeartbeatTable)
 		}
 		if n.replica && (n.ioThread != "Yes" || n.sqlThread != "Yes") {
 			msg := fmt.Sprintf("replication not running: IO thread %s, SQL thread %s", orDash(n.ioThread), orDash(n.sqlThread))
@@ -386,6 +410,15 @@ func (r *checkReport) evaluate() {
 		if w, ok := cfg.Weights[n.node.Name]; ok && i > 0 && w == 0 {
 			warn("rwshard.weights gives %s weight 0: it never serves reads", n.node.Name)
 		}
+	}
+	if len(r.nodes) == 1 {
+		warn("one host: every statement goes to it, nothing is split; list the replicas after it in the DSN")
+	}
+	if len(noStatus) > 0 {
+		warn("user %q may not run SHOW REPLICA STATUS on %s (it needs REPLICA MONITOR on MariaDB, REPLICATION CLIENT on MySQL): "+
+			"rwshard takes roles from read_only and lag from GTID positions; without it, a replica whose replication stopped "+
+			"is fenced only once its lag passes rwshard.maxReplicaLag, and Seconds_Behind_Master is not read",
+			cfg.Backend.User, strings.Join(noStatus, ", "))
 	}
 	if len(bypass) > 0 {
 		warn("user %q may write despite read_only on %s: a write that reaches a replica would break its replication; connect as a user without SUPER / READ_ONLY ADMIN",

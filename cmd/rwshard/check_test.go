@@ -191,3 +191,21 @@ func TestCheckSharded(t *testing.T) {
 	assert.Equal(t, exitProblem, r.code, r)
 	assert.Contains(t, r.stdout, "ds_1-replica1")
 }
+
+// As an application user with GRANT ALL ON app.* and nothing more, check
+// passes, names the privilege it lacks and what that costs; with one host
+// it says nothing will be split.
+func TestCheckApplicationUser(t *testing.T) {
+	l := rwLab.Get(t)
+	r := cli(t, "check", labtest.PlainDSN(l, ""))
+	require.Equal(t, exitOK, r.code, r)
+	assert.Contains(t, r.stdout, "may not run SHOW REPLICA STATUS on replica1, replica2")
+	assert.Contains(t, r.stdout, "REPLICA MONITOR")
+	assert.Contains(t, r.stdout, "fenced only once its lag passes")
+	for _, n := range l.Replicas() {
+		assert.Regexp(t, `(?m)^`+n.Name+`\s.*MariaDB.*\sreplica\s+ON\s`, r.stdout)
+	}
+	one := cli(t, "check", lab.PlainUser+":"+lab.PlainPassword+"@tcp("+l.Primary().Addr()+")/"+lab.AppDatabase)
+	require.Equal(t, exitOK, one.code, one)
+	assert.Contains(t, one.stdout, "one host: every statement goes to it, nothing is split")
+}

@@ -96,8 +96,9 @@ func TestCheckConnectTimeoutZeroWarns(t *testing.T) {
 	cfg, err := rwshard.ParseDSN("app:pw@tcp(127.0.0.1:1)/app?rwshard.connectTimeout=0s")
 	require.NoError(t, err)
 	rep := checkCluster(t.Context(), cfg, time.Second)
-	require.Len(t, rep.warnings, 1)
+	require.Len(t, rep.warnings, 2)
 	assert.Contains(t, rep.warnings[0], "rwshard.connectTimeout=0: connecting is not bounded")
+	assert.Contains(t, rep.warnings[1], "one host: every statement goes to it")
 	require.Len(t, rep.problems, 1)
 	assert.Contains(t, rep.problems[0], "primary: unreachable: dial tcp 127.0.0.1:1")
 }

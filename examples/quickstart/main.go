@@ -62,7 +62,10 @@ func run(ctx context.Context, out io.Writer, l *lab.Lab) error {
 	for _, r := range l.Replicas() {
 		hosts = append(hosts, "tcp("+r.Addr()+")")
 	}
-	dsn := fmt.Sprintf("%s:%s@%s/%s?parseTime=true&rwshard.probeInterval=250ms&rwshard.maxReplicaLag=1s",
+	// resetSession: the pinned session shown below ends with its *sql.Conn
+	// instead of staying with the pooled connection (go-sql-driver's way,
+	// rwshard's default), so the later reads are not pinned to the primary.
+	dsn := fmt.Sprintf("%s:%s@%s/%s?parseTime=true&rwshard.probeInterval=250ms&rwshard.maxReplicaLag=1s&rwshard.resetSession=true",
 		lab.AppUser, lab.AppPassword, strings.Join(hosts, ","), lab.AppDatabase)
 	fmt.Fprintf(out, "\nsql.Open(%q, %q)\n", rwshard.DriverName, redact(dsn))
 	db, err := sql.Open(rwshard.DriverName, dsn)

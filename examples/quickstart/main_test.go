@@ -24,7 +24,7 @@ func TestQuickstart(t *testing.T) {
 		`one \*sql.Conn\s+primary\s+session-pinned \(@greeting=hello\)`,
 		`replica1 fenced: measured lag`,
 		`6 reads while fenced went to: replica2 ×6\n`,
-		`\(same session, at once\)\s+primary\s+read-your-writes, saw shipped`,
+		`\(same session, at once\)\s+(primary\s+read-your-writes|replica[12]\s+replica), saw shipped`,
 		`40 reads: 0 failed; served by replica1 ×40; replica2 up: false`,
 		`restarted: replica2 up again: true`,
 	} {

@@ -19,13 +19,17 @@ import (
 // Lab users. The application user has no SUPER / READ_ONLY ADMIN, as in
 // production: a replica rejects its writes with error 1290 instead of
 // accepting them and breaking replication. It has the monitoring privileges
-// rwshard's probes need.
+// that let rwshard read replication threads (PROCESS, REPLICA MONITOR,
+// BINLOG MONITOR). PlainUser is the user production most often gives an
+// application: GRANT ALL ON app.* and nothing more.
 const (
-	AppUser      = "app"
-	AppPassword  = "app-secret"
-	AppDatabase  = "app"
-	replUser     = "repl"
-	replPassword = "repl"
+	AppUser       = "app"
+	AppPassword   = "app-secret"
+	AppDatabase   = "app"
+	PlainUser     = "appdb"
+	PlainPassword = "appdb-secret"
+	replUser      = "repl"
+	replPassword  = "repl"
 )
 
 var templateSQL = []string{
@@ -35,6 +39,8 @@ var templateSQL = []string{
 	"CREATE USER '" + AppUser + "'@'%' IDENTIFIED BY '" + AppPassword + "'",
 	"GRANT ALL ON `" + AppDatabase + "`.* TO '" + AppUser + "'@'%'",
 	"GRANT PROCESS, REPLICA MONITOR, BINLOG MONITOR ON *.* TO '" + AppUser + "'@'%'",
+	"CREATE USER '" + PlainUser + "'@'%' IDENTIFIED BY '" + PlainPassword + "'",
+	"GRANT ALL ON `" + AppDatabase + "`.* TO '" + PlainUser + "'@'%'",
 	"CREATE DATABASE `" + AppDatabase + "`",
 	"FLUSH PRIVILEGES",
 }

@@ -15,11 +15,22 @@ import (
 // DSN is an rwshard DSN over every node of l's first group, primary
 // first, as the application user.
 func DSN(l *lab.Lab, params string) string {
+	return UserDSN(l, lab.AppUser, lab.AppPassword, params)
+}
+
+// PlainDSN is DSN as lab.PlainUser, who has GRANT ALL ON app.* and nothing
+// more.
+func PlainDSN(l *lab.Lab, params string) string {
+	return UserDSN(l, lab.PlainUser, lab.PlainPassword, params)
+}
+
+// UserDSN is DSN as another user.
+func UserDSN(l *lab.Lab, user, password, params string) string {
 	hosts := []string{"tcp(" + l.Primary().Addr() + ")"}
 	for _, r := range l.Replicas() {
 		hosts = append(hosts, "tcp("+r.Addr()+")")
 	}
-	dsn := fmt.Sprintf("%s:%s@%s/%s", lab.AppUser, lab.AppPassword, strings.Join(hosts, ","), lab.AppDatabase)
+	dsn := fmt.Sprintf("%s:%s@%s/%s", user, password, strings.Join(hosts, ","), lab.AppDatabase)
 	if params != "" {
 		dsn += "?" + params
 	}
