@@ -52,6 +52,7 @@ type conn struct {
 	textTx        bool      // BEGIN / START TRANSACTION seen, not yet ended
 	autocommitOff bool      // SET autocommit=0 in force
 	dirty         bool      // session state changed: sess is discarded at the end
+	primaryState  bool      // sess carries state only primary statements see (PrimaryState): kept, not pinned
 	openRows      int       // result sets still open on sess
 	broken        bool      // sess broke: database/sql must discard this conn
 
@@ -67,6 +68,10 @@ func (c *conn) inTx() bool { return c.tx != nil || c.textTx || c.autocommitOff }
 // pinned reports that every statement must run on sess.
 func (c *conn) pinned() bool { return c.inTx() || c.dirty }
 
+// keep reports that sess must not be let go: it carries a transaction,
+// session state, or open rows.
+func (c *conn) keep() bool { return c.pinned() || c.primaryState || c.openRows > 0 }
+
 // onSession reports whether a decision runs on the held connection: a
 // pinned session or transaction, a statement that pins, or a statement for
 // the primary while the caller holds a connection to it.
@@ -77,11 +82,11 @@ func (c *conn) onSession(d router.Decision) bool {
 	if d.Target != router.ToPrimary || c.sess == nil {
 		return false
 	}
-	if c.sess.node == c.cl.primary() {
-		return true
+	if c.sess.node == c.cl.primary() || c.primaryState {
+		return true // with primary state, on it even if it stopped being the primary: its error says so
 	}
 	// Held for a node that is no longer the primary: let go of it.
-	if !c.pinned() && c.openRows == 0 {
+	if !c.keep() {
 		c.sess.release(false)
 		c.sess = nil
 	}
@@ -94,7 +99,7 @@ func (c *conn) onSession(d router.Decision) bool {
 // anew (a read-only rejection has the topology rediscovered first).
 func (c *conn) dropSoft(err error) bool {
 	rejected := readOnlyRejection(err)
-	if !isBadConn(err) && !rejected || c.pinned() || c.openRows > 0 {
+	if !isBadConn(err) && !rejected || c.keep() {
 		return false
 	}
 	if rejected {
@@ -125,11 +130,17 @@ func (c *conn) route(ctx context.Context, q string) (router.Class, router.Decisi
 	if err != nil {
 		return cls, router.Decision{}, hint.Hint{}, hintErr(q, err)
 	}
+	if cls.Effect == router.Pin && cls.Statements == 1 && router.PrimaryOnlySet(q) {
+		cls.Effect = router.PrimaryState
+	}
 	h := cls.Hint
 	if ch, ok := hint.FromContext(ctx); ok {
 		h = hint.Merge(ch, cls.Hint)
 	}
 	d := router.Decide(cls, h, router.State{InTx: c.inTx(), Pinned: c.dirty})
+	if cls.Effect == router.PrimaryState && !d.Pin && d.Target == router.ToPrimary {
+		d.Pin = true // it runs on the held primary connection (see onSession)
+	}
 	return cls, d, h, nil
 }
 
@@ -181,6 +192,9 @@ func (c *conn) applyEffects(e router.Effect) {
 	if e.Has(router.Pin) {
 		c.dirty = true
 	}
+	if e.Has(router.PrimaryState) {
+		c.primaryState = true
+	}
 	switch {
 	case e.Has(router.TxBegin):
 		c.textTx = true // BEGIN …; COMMIT in one string stays pinned: safe side
@@ -200,7 +214,7 @@ func (c *conn) applyEffects(e router.Effect) {
 // the transaction is over and its rows are closed. A primary connection
 // stays held until release.
 func (c *conn) unpin() {
-	if c.sess == nil || c.cl.isPrimary(c.sess.node) || c.pinned() || c.openRows > 0 {
+	if c.sess == nil || c.cl.isPrimary(c.sess.node) || c.keep() {
 		return
 	}
 	c.sess.release(false)
@@ -451,7 +465,7 @@ func (c *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, e
 		tx, err := beginTx(ctx, dc, opts)
 		return outcome{tx: tx}, err
 	}
-	if c.sess != nil && !c.cl.isPrimary(c.sess.node) && !c.pinned() && c.openRows == 0 {
+	if c.sess != nil && !c.cl.isPrimary(c.sess.node) && !c.keep() {
 		c.sess.release(false) // held for a node that is no longer the primary
 		c.sess = nil
 	}
@@ -556,7 +570,7 @@ func (c *conn) release() {
 	if c.sess == nil {
 		return
 	}
-	discard := c.dirty || c.textTx || c.autocommitOff || c.openRows > 0
+	discard := c.dirty || c.primaryState || c.textTx || c.autocommitOff || c.openRows > 0
 	if c.tx != nil {
 		if err := c.tx.Rollback(); err != nil {
 			discard = true
@@ -565,7 +579,7 @@ func (c *conn) release() {
 	}
 	c.sess.release(discard)
 	c.sess = nil
-	c.dirty, c.textTx, c.autocommitOff, c.openRows = false, false, false, 0
+	c.dirty, c.primaryState, c.textTx, c.autocommitOff, c.openRows = false, false, false, false, 0
 }
 
 // ResetSession is called by database/sql before reusing the connection.
@@ -580,7 +594,7 @@ func (c *conn) ResetSession(ctx context.Context) error {
 	if c.sess == nil {
 		return nil
 	}
-	if c.cl.cfg.ResetSession && (c.pinned() || c.openRows > 0) {
+	if c.cl.cfg.ResetSession && c.keep() {
 		c.release() // the state goes with its backend connection
 		return nil
 	}
@@ -591,7 +605,7 @@ func (c *conn) ResetSession(ctx context.Context) error {
 			return c.lose()
 		}
 	}
-	if !c.pinned() && c.openRows == 0 && !c.cl.isPrimary(c.sess.node) {
+	if !c.keep() && !c.cl.isPrimary(c.sess.node) {
 		c.sess.release(false) // the node is no longer the primary
 		c.sess = nil
 	}
@@ -604,7 +618,7 @@ func (c *conn) ResetSession(ctx context.Context) error {
 // broken, and database/sql, told driver.ErrBadConn, discards it, as it
 // would a dead go-sql-driver connection.
 func (c *conn) lose() error {
-	if !c.pinned() && c.tx == nil && c.openRows == 0 {
+	if !c.keep() && c.tx == nil {
 		c.sess.release(true)
 		c.sess = nil
 		return nil
@@ -623,7 +637,7 @@ func (c *conn) lose() error {
 // idle logical connections cannot hold every connection of the bound and
 // leave a busy one waiting for ever.
 func (c *conn) IsValid() bool {
-	if c.sess != nil && !c.pinned() && c.openRows == 0 && c.sess.node.bounded() {
+	if c.sess != nil && !c.keep() && c.sess.node.bounded() {
 		c.sess.release(false)
 		c.sess = nil
 	}

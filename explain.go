@@ -73,7 +73,8 @@ var effectNames = []struct {
 	e    router.Effect
 	name string
 }{{router.Pin, "pin"}, {router.TxBegin, "tx-begin"}, {router.TxEnd, "tx-end"},
-	{router.AutocommitOff, "autocommit-off"}, {router.AutocommitOn, "autocommit-on"}}
+	{router.AutocommitOff, "autocommit-off"}, {router.AutocommitOn, "autocommit-on"},
+	{router.PrimaryState, "primary-state"}}
 
 // Explain returns the plan of a statement on db (an rwshard *sql.DB)
 // without running it: its classification, the hint that applied, the

@@ -136,6 +136,7 @@ func (cl *cluster) probeOnce(ctx context.Context, conn *sql.Conn, n *node, multi
 		pos = appliedPos.String
 	}
 	r.Position, err = health.ParseGTID(pos)
+	r.GTIDs = n.flavor.Load() == flavorMariaDB // MariaDB keeps GTID positions always
 	return r, err
 }
 

@@ -32,6 +32,10 @@ type Reading struct {
 	// Position is the node's GTID position: what a primary has binlogged
 	// (@@gtid_binlog_pos), what a replica has applied (@@gtid_slave_pos).
 	Position GTIDSet
+	// GTIDs: positions are kept by the server even when empty (MariaDB
+	// always; MySQL with gtid_mode on), so an empty one means "no
+	// transaction yet", not "unknown".
+	GTIDs bool
 	// Heartbeat is the newest pt-heartbeat row seen on the node; zero if
 	// no heartbeat table is read.
 	Heartbeat time.Time
@@ -166,15 +170,17 @@ type Monitor struct {
 	changed chan struct{} // closed and replaced on every role change
 	kick    []chan struct{}
 
-	stop    chan struct{}
-	ctx     context.Context // of every probe; cancelled by Close
-	cancel  context.CancelFunc
-	first   sync.WaitGroup // first probe of every node
-	ready   chan struct{}  // closed when first is done
-	loops   sync.WaitGroup // probe loops and heartbeat writer
-	deliver sync.WaitGroup // event delivery
-	started atomic.Bool
-	closed  atomic.Bool
+	stop   chan struct{}
+	ctx    context.Context // of every probe; cancelled by Close
+	cancel context.CancelFunc
+	first  sync.WaitGroup // first probe of every node
+	ready  chan struct{}  // closed when first is done
+	// primaryFirst is closed after the primary's first probe (see loop).
+	primaryFirst chan struct{}
+	loops        sync.WaitGroup // probe loops and heartbeat writer
+	deliver      sync.WaitGroup // event delivery
+	started      atomic.Bool
+	closed       atomic.Bool
 }
 
 // New returns a monitor of the named nodes; nodes[primary] is taken as the
@@ -241,6 +247,7 @@ func (m *Monitor) Start() {
 	go func() { defer m.deliver.Done(); m.agg.deliver(m.opts.Observer) }()
 	m.first.Add(len(m.nodes))
 	go func() { m.first.Wait(); close(m.ready) }()
+	m.primaryFirst = make(chan struct{})
 	for i := range m.nodes {
 		m.loops.Add(1)
 		go m.loop(i)
@@ -289,7 +296,19 @@ func (m *Monitor) Kick() {
 
 func (m *Monitor) loop(i int) {
 	defer m.loops.Done()
-	m.probeOnce(i)
+	if i == int(m.primary.Load()) {
+		m.probeOnce(i)
+		close(m.primaryFirst)
+	} else {
+		// The replicas' first probes wait for the primary's, so that its
+		// GTID sample is there to measure their lag against: Ready then
+		// means roles and lags are known.
+		select {
+		case <-m.primaryFirst:
+		case <-m.stop:
+		}
+		m.probeOnce(i)
+	}
 	m.first.Done()
 	t := time.NewTicker(m.opts.Interval)
 	defer t.Stop()
@@ -357,7 +376,7 @@ func (m *Monitor) probeOnce(i int) {
 	n.position.Store(&pos)
 	m.setUp(i, true, nil)
 	if i == int(m.primary.Load()) && !r.Replica {
-		m.recordPrimary(sent, r.Position)
+		m.recordPrimary(sent, r.Position, r.GTIDs)
 		n.lag.Store(0)
 		n.asOf.Store(sent.UnixNano())
 		m.setFenced(i, false, "")
@@ -368,8 +387,8 @@ func (m *Monitor) probeOnce(i int) {
 }
 
 // recordPrimary appends a primary position sample.
-func (m *Monitor) recordPrimary(at time.Time, pos GTIDSet) {
-	if pos.IsZero() {
+func (m *Monitor) recordPrimary(at time.Time, pos GTIDSet, gtids bool) {
+	if pos.IsZero() && !gtids {
 		return
 	}
 	m.mu.Lock()
@@ -399,7 +418,7 @@ func (m *Monitor) replicaLag(i int, sent time.Time, r Reading) {
 	var asOf time.Time
 	fromGTID := false // the GTID samples spoke: they alone set the horizon
 	m.mu.Lock()
-	if !r.Position.IsZero() {
+	if r.GTIDs || !r.Position.IsZero() {
 		for _, s := range m.samples {
 			if s.at.After(sent) {
 				break

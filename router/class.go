@@ -68,6 +68,12 @@ const (
 	AutocommitOff
 	// AutocommitOn: SET autocommit=1 (or ON/TRUE).
 	AutocommitOn
+	// PrimaryState: a SET of session variables that only statements on the
+	// primary are affected by (see PrimaryOnlySet): the logical connection
+	// keeps its primary connection for them, and its reads still go to
+	// replicas. Classify reports such a statement as Pin; the driver
+	// narrows it.
+	PrimaryState
 )
 
 // Has reports whether e contains all of f.
