@@ -53,6 +53,15 @@ type cluster struct {
 	probing    bool      // health probes run: Config.Health, and more than one node
 	cands      sync.Pool // *[]balance.Candidate, one per concurrent pick
 
+	// safeFuncs: Config.ReplicaFunctions, lower case; anyFunc for "*".
+	safeFuncs map[string]bool
+	anyFunc   bool
+	// primaryOnly remembers statement texts that a replica rejected as
+	// read-only (a read that writes, through a stored function): they go
+	// to the primary from then on. Bounded by maxPrimaryOnly.
+	primaryOnly  sync.Map // string → struct{}
+	nPrimaryOnly atomic.Int32
+
 	// global is the read-your-writes scope of statements whose context
 	// carries no Session: the connector itself.
 	global Session
@@ -180,6 +189,40 @@ func (n *node) bounded() bool {
 		return true
 	}
 	return !n.owned && n.db.Stats().MaxOpenConnections > 0 // a handle given to OpenDB
+}
+
+// maxPrimaryOnly bounds cluster.primaryOnly.
+const maxPrimaryOnly = 1024
+
+// replicaSafe reports whether a read calling funcs may run on a replica.
+func (cl *cluster) replicaSafe(funcs []string) bool {
+	if cl.anyFunc {
+		return true
+	}
+	for _, f := range funcs {
+		if !cl.safeFuncs[f] {
+			return false
+		}
+	}
+	return true
+}
+
+// isPrimaryOnly reports a statement a replica rejected as read-only.
+func (cl *cluster) isPrimaryOnly(q string) bool {
+	if cl.nPrimaryOnly.Load() == 0 {
+		return false
+	}
+	_, ok := cl.primaryOnly.Load(q)
+	return ok
+}
+
+// rememberPrimaryOnly records such a statement (up to maxPrimaryOnly).
+func (cl *cluster) rememberPrimaryOnly(q string) {
+	if cl.nPrimaryOnly.Load() < maxPrimaryOnly {
+		if _, loaded := cl.primaryOnly.LoadOrStore(q, struct{}{}); !loaded {
+			cl.nPrimaryOnly.Add(1)
+		}
+	}
 }
 
 // has reports whether n is known to have applied g: from its last probe,

@@ -136,6 +136,14 @@ type Config struct {
 	// primary take that share of reads too.
 	Weights map[string]float64
 
+	// ReplicaFunctions lists the stored functions that are safe to run on
+	// replicas (they only read). A read that calls any other function the
+	// server does not build in goes to the primary (route reason
+	// "stored-function"): a function that writes would fail on a replica,
+	// or, for a user with SUPER, write there and break its replication.
+	// "*" allows every function.
+	ReplicaFunctions []string
+
 	// ReadOnlyTx: where sql.TxOptions{ReadOnly: true} transactions run.
 	ReadOnlyTx TxReadMode
 
@@ -318,6 +326,7 @@ func (c *Config) Clone() *Config {
 	}
 	out.Nodes = slices.Clone(c.Nodes)
 	out.Weights = maps.Clone(c.Weights)
+	out.ReplicaFunctions = slices.Clone(c.ReplicaFunctions)
 	out.dbs = slices.Clone(c.dbs)
 	return &out
 }

@@ -138,6 +138,9 @@ func (c *conn) route(ctx context.Context, q string) (router.Class, router.Decisi
 		h = hint.Merge(ch, cls.Hint)
 	}
 	d := router.Decide(cls, h, router.State{InTx: c.inTx(), Pinned: c.dirty})
+	if d.Target == router.ToReplica && (len(cls.Functions) > 0 && !c.cl.replicaSafe(cls.Functions) || c.cl.isPrimaryOnly(q)) {
+		d = router.Decision{Target: router.ToPrimary, Reason: router.ReasonStoredFunction}
+	}
 	if cls.Effect == router.PrimaryState && !d.Pin && d.Target == router.ToPrimary {
 		d.Pin = true // it runs on the held primary connection (see onSession)
 	}

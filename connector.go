@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -156,6 +157,15 @@ func newCluster(cfg *Config) (*cluster, error) {
 		classifier: router.NewClassifier(cfg.ClassifierCacheSize),
 		budget:     health.NewBudget(cfg.RetryBudget, 1),
 		weighted:   cfg.Policy == nil && cfg.Balance == "weighted",
+	}
+	for _, f := range cfg.ReplicaFunctions {
+		if f == "*" {
+			cl.anyFunc = true
+		}
+		if cl.safeFuncs == nil {
+			cl.safeFuncs = map[string]bool{}
+		}
+		cl.safeFuncs[strings.ToLower(f)] = true
 	}
 	names := cfg.readCandidates()
 	for i, nc := range cfg.Nodes {

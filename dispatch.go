@@ -189,6 +189,12 @@ func (c *conn) dispatchRead(ctx context.Context, d *router.Decision, h hint.Hint
 	case errors.Is(err, errNotCaughtUp):
 		d.Reason = router.ReasonReadYourWrites
 		return c.dispatchPrimary(ctx, router.Class{Kind: router.Read}, *d, q, do)
+	case readOnlyRejection(err) && !c.cl.isPrimary(n):
+		// The read writes (a stored function): the replica refused it, so
+		// it did not run. It runs on the primary, now and from now on.
+		c.cl.rememberPrimaryOnly(q)
+		d.Reason = router.ReasonStoredFunction
+		return c.dispatchPrimary(ctx, router.Class{Kind: router.Write}, *d, q, do)
 	case !connectionClass(ctx, err):
 		return outcome{}, nil, err
 	}

@@ -187,6 +187,14 @@ func (c *Config) setParam(key, val string) error {
 			}
 			c.Weights[name] = w
 		}
+	case "replicaFunctions":
+		c.ReplicaFunctions = nil
+		for f := range strings.SplitSeq(val, ",") {
+			if f = strings.TrimSpace(f); f == "" {
+				return configErr(key, val, "empty function name")
+			}
+			c.ReplicaFunctions = append(c.ReplicaFunctions, f)
+		}
 	default:
 		p, ok := paramByName[strings.TrimPrefix(key, paramPrefix)]
 		if !ok {
@@ -248,7 +256,7 @@ var paramByName = func() map[string]*param {
 }()
 
 func knownParams() []string {
-	names := []string{"balance", "names", "weights"}
+	names := []string{"balance", "names", "replicaFunctions", "weights"}
 	for _, p := range params {
 		names = append(names, p.name)
 	}
@@ -373,6 +381,9 @@ func (c *Config) rwParams() [][2]string {
 	}
 	if custom {
 		add("names", strings.Join(names, ","))
+	}
+	if len(c.ReplicaFunctions) > 0 {
+		add("replicaFunctions", strings.Join(c.ReplicaFunctions, ","))
 	}
 	if len(c.Weights) > 0 {
 		ws := make([]string, len(c.Nodes))

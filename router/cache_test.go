@@ -2,6 +2,7 @@ package router
 
 import (
 	"fmt"
+	"reflect"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -170,7 +171,7 @@ func TestClassifierConcurrent(t *testing.T) {
 			for i := range 4000 {
 				j := (i*7 + g*13) % len(classifyCases)
 				got, err := c.Classify(classifyCases[j].sql)
-				if err != nil || got != want[j] {
+				if err != nil || !reflect.DeepEqual(got, want[j]) {
 					t.Errorf("%q: got %+v, %v; want %+v", classifyCases[j].sql, got, err, want[j])
 					return
 				}

@@ -18,8 +18,10 @@ const (
 	// VALUE FOR), lock functions, SQL_CALC_FOUND_ROWS, SHOW WARNINGS/ERRORS.
 	// Also CONNECTION_ID(), @@session.* and @@local.* variables, SHOW
 	// [SESSION] STATUS, SHOW SESSION|LOCAL VARIABLES, SHOW PROFILE(S) and
-	// EXPLAIN FOR CONNECTION (see Classify for the full list).
-	// Primary.
+	// EXPLAIN FOR CONNECTION (see Classify for the full list); and the SHOW
+	// statements that describe the server itself (MASTER/BINLOG STATUS,
+	// REPLICA STATUS, PROCESSLIST, GLOBAL STATUS, VARIABLES, ENGINE, …),
+	// whose answer on a replica would be the replica's. Primary.
 	SessionRead
 	// LockingRead is a SELECT with FOR UPDATE, FOR SHARE, LOCK IN SHARE MODE
 	// (with or without NOWAIT / SKIP LOCKED / WAIT n). Primary.
@@ -88,4 +90,10 @@ type Class struct {
 	Hint hint.Hint
 	// Statements is the number of statements in the text (1 for most).
 	Statements int
+	// Functions lists the functions the text calls that MySQL and MariaDB
+	// do not build in (lower case, without schema): stored functions,
+	// which may write. The driver sends a Read that calls one to the
+	// primary unless the configuration says the function is safe on
+	// replicas. Shared: do not modify.
+	Functions []string
 }

@@ -1,5 +1,10 @@
 package router
 
+import (
+	"slices"
+	"strings"
+)
+
 // Classify classifies a SQL text, which may hold several statements
 // separated by ';'. It is pure and does not cache; Classifier caches it.
 //
@@ -29,7 +34,10 @@ package router
 //     variable (see connectionBound); SHOW WARNINGS, SHOW ERRORS, SHOW
 //     COUNT(*) …, SHOW PROFILE(S), SHOW STATUS without GLOBAL, SHOW SESSION
 //     …, SHOW LOCAL …, EXPLAIN FOR CONNECTION, MariaDB SHOW EXPLAIN/ANALYZE
-//     FOR.
+//     FOR; and SHOW of the server itself (see serverShows): MASTER, BINLOG,
+//     REPLICA/SLAVE STATUS, [FULL] PROCESSLIST, GLOBAL …, VARIABLES,
+//     ENGINE(S), PLUGINS, GRANTS, … SHOW of schema objects (TABLES,
+//     COLUMNS, CREATE …, TABLE STATUS, INDEX) stays a Read.
 //   - Unknown: anything else, and any statement the scanner finds
 //     malformed (an unterminated string or comment).
 //
@@ -51,7 +59,7 @@ func Classify(sql string) (Class, error) {
 	var r pass
 	r.lex.reset(sql, reading{}, true)
 	r.run()
-	c := Class{Kind: r.kind, Effect: r.eff, Hint: r.lex.hint, Statements: r.n}
+	c := Class{Kind: r.kind, Effect: r.eff, Hint: r.lex.hint, Statements: r.n, Functions: r.funcs}
 	err := r.lex.hintErr
 	if l := &r.lex; l.sawBackslashQuote || l.sawBackslashDQuote || l.nvkeys > 0 || l.vkeysOverflow || l.sawMaria || l.sawDollar {
 		interpretations(sql, &r.lex, &c)
@@ -144,6 +152,7 @@ type pass struct {
 	eff     Effect
 	n       int
 	allRead bool
+	funcs   []string // stored functions called (see functions.go)
 	// uncertain: a statement whose extent is doubtful was seen; effects
 	// that release the session are dropped from then on.
 	uncertain bool
@@ -201,6 +210,11 @@ func (r *pass) endStatement() {
 	if r.uncertain {
 		e &= holdEffects
 	}
+	for _, f := range s.funcs {
+		if !slices.Contains(r.funcs, f) {
+			r.funcs = append(r.funcs, f)
+		}
+	}
 	r.n++
 	r.eff |= e
 	if r.allRead {
@@ -213,6 +227,24 @@ func (r *pass) endStatement() {
 	s.reset()
 }
 
+// serverShows are the SHOW statements that describe the server that
+// answers rather than the schema: replication and binlog positions,
+// threads, status and variables, engines, plugins, grants. A replica's
+// answer would be about the replica.
+var serverShows = []string{"MASTER", "BINLOG", "BINARY", "SLAVE", "REPLICA", "REPLICAS", "RELAYLOG", "ALL",
+	"PROCESSLIST", "VARIABLES", "ENGINE", "ENGINES", "INNODB", "PLUGINS", "MUTEX", "OPEN", "GRANTS",
+	"PRIVILEGES", "USER_STATISTICS", "CLIENT_STATISTICS", "INDEX_STATISTICS", "TABLE_STATISTICS",
+	"QUERY_RESPONSE_TIME", "WSREP_MEMBERSHIP", "WSREP_STATUS"}
+
+func serverShow(word string) bool {
+	for _, w := range serverShows {
+		if equalFold(word, w) {
+			return true
+		}
+	}
+	return false
+}
+
 // phase is where a statement's head analysis stands.
 type phase uint8
 
@@ -220,6 +252,7 @@ const (
 	phStart          phase = iota // expecting the first word of a statement, after optional '('
 	phBody                        // the head is decided; only flags remain
 	phShow                        // after SHOW
+	phShowFull                    // after SHOW FULL
 	phExplain                     // after EXPLAIN/DESCRIBE/DESC (and options)
 	phAnalyze                     // after ANALYZE (and options)
 	phFormat                      // after FORMAT in EXPLAIN/ANALYZE: '=' expected
@@ -282,6 +315,9 @@ type stmt struct {
 
 	// Flags from anywhere in the statement.
 	fWrite, fLock, fSession, fPin bool
+	funcs                         []string // stored functions called: name( of a non-built-in
+	pendCall                      token    // previous token: a word or quoted name ('(' makes it a call)
+	pendQualified                 bool     // … after a '.': schema.function
 
 	// Look-behind and pending decisions about the previous tokens.
 	prev1, prev2 kw // keywords of the two previous tokens (kwNone for others)
@@ -339,7 +375,18 @@ func (s *stmt) feed(src string, t token) {
 		s.ph = phBody
 		switch k {
 		case kwWarnings, kwErrors, kwCount, kwProfile, kwProfiles, kwStatus,
-			kwSession, kwLocal, kwExplain, kwAnalyze:
+			kwSession, kwLocal, kwExplain, kwAnalyze, kwGlobal:
+			s.kind = SessionRead
+		default:
+			if t.kind == tkWord && serverShow(src[t.start:t.end]) {
+				s.kind = SessionRead // the state of the server that answers: the primary's is meant
+			} else if t.kind == tkWord && equalFold(src[t.start:t.end], "FULL") {
+				s.ph = phShowFull
+			}
+		}
+	case phShowFull:
+		s.ph = phBody
+		if t.kind == tkWord && equalFold(src[t.start:t.end], "PROCESSLIST") {
 			s.kind = SessionRead
 		}
 	case phExplain, phAnalyze:
@@ -448,6 +495,24 @@ func (s *stmt) flags(src string, t token, k, raw kw) {
 			}
 		}
 		s.pendFn = kwNone
+	}
+
+	if p := s.pendCall; p.kind != tkEOF {
+		s.pendCall = token{}
+		if isParen {
+			name := src[p.start:p.end]
+			if p.kind == tkQuoted {
+				name = strings.Trim(name, "`\"")
+			}
+			if p.kind == tkQuoted || s.pendQualified || storedFunction(name) {
+				if name = strings.ToLower(name); !slices.Contains(s.funcs, name) {
+					s.funcs = append(s.funcs, name)
+				}
+			}
+		}
+	}
+	if t.kind == tkWord || t.kind == tkQuoted {
+		s.pendCall, s.pendQualified = t, s.afterDot
 	}
 
 	switch t.kind {
@@ -862,7 +927,7 @@ func (s *stmt) with(t token, k kw) {
 // finish decides the statement at its end.
 func (s *stmt) finish(src string) (Kind, Effect) {
 	switch s.ph {
-	case phStart, phShow, phAnalyze, phFormatValue, phExplainFor, phExplainSchema, phExplainInto, phSetStatement:
+	case phStart, phShow, phShowFull, phAnalyze, phFormatValue, phExplainFor, phExplainSchema, phExplainInto, phSetStatement:
 		s.kind = Unknown // the statement stops where more is required
 	case phExplain:
 		if s.aux > 0 {

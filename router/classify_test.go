@@ -132,20 +132,24 @@ var classifyCases = []classifyCase{
 	{"SHOW TABLES", Read, 0},
 	{"show full tables from db like 'a%'", Read, 0},
 	{"SHOW DATABASES", Read, 0},
-	{"SHOW FULL PROCESSLIST", Read, 0},
+	{"SHOW FULL PROCESSLIST", SessionRead, 0}, // the server's own state: the primary's
 	{"SHOW CREATE TABLE t", Read, 0},
 	{"SHOW INDEX FROM `update`", Read, 0},
-	{"SHOW GLOBAL STATUS LIKE 'Threads%'", Read, 0},
-	{"SHOW GLOBAL VARIABLES", Read, 0},
-	{"SHOW VARIABLES LIKE 'read_only'", Read, 0},
-	{"SHOW SLAVE STATUS", Read, 0},
-	{"SHOW REPLICA STATUS", Read, 0},
-	{"SHOW ALL SLAVES STATUS", Read, 0},
-	{"SHOW MASTER STATUS", Read, 0},
-	{"SHOW BINARY LOG STATUS", Read, 0},
+	{"SHOW GLOBAL STATUS LIKE 'Threads%'", SessionRead, 0}, // the server's own state: the primary's
+	{"SHOW GLOBAL VARIABLES", SessionRead, 0},              // the server's own state: the primary's
+	{"SHOW VARIABLES LIKE 'read_only'", SessionRead, 0},    // the server's own state: the primary's
+	{"SHOW SLAVE STATUS", SessionRead, 0},                  // the server's own state: the primary's
+	{"SHOW REPLICA STATUS", SessionRead, 0},                // the server's own state: the primary's
+	{"SHOW ALL SLAVES STATUS", SessionRead, 0},             // the server's own state: the primary's
+	{"SHOW MASTER STATUS", SessionRead, 0},                 // the server's own state: the primary's
+	{"SHOW BINARY LOG STATUS", SessionRead, 0},             // the server's own state: the primary's
 	{"SHOW TABLE STATUS", Read, 0},
-	{"SHOW ENGINE INNODB STATUS", Read, 0},
-	{"SHOW GRANTS", Read, 0},
+	{"SHOW FULL TABLES", Read, 0},
+	{"SHOW FULL COLUMNS FROM t", Read, 0},
+	{"SHOW BINLOG STATUS", SessionRead, 0},
+	{"SHOW PROCESSLIST", SessionRead, 0},
+	{"SHOW ENGINE INNODB STATUS", SessionRead, 0}, // the server's own state: the primary's
+	{"SHOW GRANTS", SessionRead, 0},               // the server's own state: the primary's
 	{"DESCRIBE t", Read, 0},
 	{"DESC t", Read, 0},
 	{"desc `insert`", Read, 0},

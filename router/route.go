@@ -35,6 +35,7 @@ const (
 	ReasonNoHealthyReplica               // no replica qualified: fell back to the primary
 	ReasonMaxLag                         // healthy replicas, none within the hint's lag bound: primary
 	ReasonStarting                       // replicas not probed yet (the connector just opened): primary
+	ReasonStoredFunction                 // a read calling a stored function that may write: primary
 	// NumReasons is the number of reasons, for arrays of counters.
 	NumReasons
 )
@@ -53,6 +54,7 @@ var reasonNames = [NumReasons]string{
 	ReasonNoHealthyReplica: "no-healthy-replica",
 	ReasonMaxLag:           "max-lag",
 	ReasonStarting:         "starting",
+	ReasonStoredFunction:   "stored-function",
 }
 
 // String returns the reason's name, e.g. "locking-read".
