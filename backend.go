@@ -4,6 +4,8 @@ import (
 	"container/list"
 	"context"
 	"database/sql/driver"
+	"net"
+	"sync/atomic"
 	"time"
 )
 
@@ -40,11 +42,12 @@ func (nc *nodeConnector) Connect(ctx context.Context) (driver.Conn, error) {
 		ctx, cancel = context.WithTimeout(ctx, nc.timeout)
 		defer cancel()
 	}
-	c, err := nc.inner.Connect(ctx)
+	dialed := &dialedConn{}
+	c, err := nc.inner.Connect(context.WithValue(ctx, dialedKey{}, dialed))
 	if err != nil {
 		return nil, err
 	}
-	bc := &backendConn{Conn: c}
+	bc := &backendConn{Conn: c, net: dialed.conn}
 	if nc.cacheSize > 0 {
 		bc.stmts = newStmtCache(nc.cacheSize)
 	}
@@ -59,6 +62,44 @@ func (nc *nodeConnector) Driver() driver.Driver { return nc.inner.Driver() }
 type backendConn struct {
 	driver.Conn
 	stmts *stmtCache // nil: no caching
+	// net is the connection's socket (see dialer), to interrupt a
+	// statement in flight on a node that health took out of rotation;
+	// nil on a network rwshard does not dial itself.
+	net         net.Conn
+	interrupted atomic.Bool // its socket was closed under it: discard it
+}
+
+// interrupt closes the socket under a statement in flight: go-sql-driver
+// returns at once instead of waiting on a silent network.
+func (bc *backendConn) interrupt() {
+	if bc.net != nil && bc.interrupted.CompareAndSwap(false, true) {
+		_ = bc.net.Close()
+	}
+}
+
+// dialedKey carries a *dialedConn in the context of one Connect, for
+// dialer to fill in.
+type dialedKey struct{}
+
+type dialedConn struct{ conn net.Conn }
+
+// dialer wraps how go-sql-driver dials a node (dial, a user's DialFunc, or
+// nil for net.Dialer) to learn each connection's socket.
+func dialer(dial func(ctx context.Context, network, addr string) (net.Conn, error)) func(context.Context, string, string) (net.Conn, error) {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		var c net.Conn
+		var err error
+		if dial != nil {
+			c, err = dial(ctx, network, addr)
+		} else {
+			var d net.Dialer
+			c, err = d.DialContext(ctx, network, addr)
+		}
+		if d, ok := ctx.Value(dialedKey{}).(*dialedConn); ok && err == nil {
+			d.conn = c
+		}
+		return c, err
+	}
 }
 
 // cached returns a prepared statement for query, preparing it on a miss.

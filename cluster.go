@@ -34,6 +34,9 @@ type node struct {
 	errors   atomic.Uint64 // connection-class failures
 	retries  atomic.Uint64 // reads retried elsewhere after failing here
 	reached  atomic.Bool   // a statement succeeded here once (see everReached)
+	activeMu sync.Mutex
+	active   map[*backendConn]struct{} // checked out now (see interrupt)
+
 	// waited is the newest position a causal read waited for here
 	// successfully: the node has it, whatever its last probe said.
 	waited atomic.Pointer[health.GTIDSet]
@@ -189,6 +192,33 @@ func (n *node) bounded() bool {
 		return true
 	}
 	return !n.owned && n.db.Stats().MaxOpenConnections > 0 // a handle given to OpenDB
+}
+
+// track records a backend connection checked out of n's pool, or back.
+func (n *node) track(bc *backendConn, out bool) {
+	n.activeMu.Lock()
+	if out {
+		if n.active == nil {
+			n.active = make(map[*backendConn]struct{})
+		}
+		n.active[bc] = struct{}{}
+	} else {
+		delete(n.active, bc)
+	}
+	n.activeMu.Unlock()
+}
+
+// interrupt is health's news that node i went out of rotation: every
+// statement in flight there is interrupted (its socket closed), so that no
+// caller waits on a node that went silent. A read that returned no rows
+// yet is then retried elsewhere; a write gets ErrOutcomeUnknown.
+func (cl *cluster) interrupt(i int) {
+	n := cl.nodes[i]
+	n.activeMu.Lock()
+	defer n.activeMu.Unlock()
+	for bc := range n.active {
+		bc.interrupt()
+	}
 }
 
 // maxPrimaryOnly bounds cluster.primaryOnly.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql/driver"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -169,7 +170,8 @@ func (c *conn) sessionErr(err error, d router.Decision, q string) error {
 	if readOnlyRejection(err) {
 		c.cl.mon.ReadOnly(c.sess.node.index) // rediscover; this session stays where it is
 	}
-	if !isBadConn(err) {
+	sent := sentAndBroke(context.Background(), err)
+	if !isBadConn(err) && !sent {
 		return err
 	}
 	name := c.sess.node.name
@@ -177,7 +179,12 @@ func (c *conn) sessionErr(err error, d router.Decision, q string) error {
 	c.tx = nil
 	c.sess.release(true)
 	c.sess = nil
-	return &RouteError{Node: name, Reason: d.Reason.String(), Statement: quote(q), Err: ErrSessionLost}
+	lost := &RouteError{Node: name, Reason: d.Reason.String(), Statement: quote(q), Err: ErrSessionLost}
+	if sent && q == "COMMIT" {
+		// The commit was sent: the transaction may have committed.
+		lost.Err = fmt.Errorf("%w (%w)", ErrOutcomeUnknown, err)
+	}
+	return lost
 }
 
 // lost refuses a statement on a logical connection whose session was lost
@@ -365,7 +372,17 @@ func (c *conn) run(ctx context.Context, cls router.Class, d *router.Decision, h 
 		if c.rejectReadOnlyTx(err) {
 			return outcome{}, nil, false, c.lose()
 		}
-		if !c.dropSoft(err) {
+		if !c.keep() && sentAndBroke(ctx, err) {
+			// A held connection without state broke under the statement:
+			// a write's outcome is unknown; a read is dispatched anew.
+			node := c.sess.node
+			c.sess.release(true)
+			c.sess = nil
+			c.cl.mon.Failure(node.index, err)
+			if isWrite(cls.Kind) {
+				return outcome{}, nil, false, outcomeUnknown(node.name, *d, q, err)
+			}
+		} else if !c.dropSoft(err) {
 			err = c.sessionErr(err, *d, q)
 			c.unpin()
 			return outcome{}, nil, false, err

@@ -183,6 +183,7 @@ func newCluster(cfg *Config) (*cluster, error) {
 		cl.byName[n.name] = n
 	}
 	opts := health.Options{
+		Down:      cl.interrupt,
 		Interval:  cfg.ProbeInterval,
 		Timeout:   cfg.ProbeTimeout,
 		FailAfter: cfg.FailAfter,
@@ -225,6 +226,12 @@ func openNode(cfg *Config, nc Node) (db, probeDB *sql.DB, err error) {
 	mc.Net, mc.Addr = nc.Net, nc.Addr
 	// rwshard handles read-only rejections itself (see Config.Backend).
 	mc.RejectReadOnly = false
+	// rwshard learns each connection's socket, to interrupt statements in
+	// flight on a node taken out of rotation; a network registered with
+	// mysql.RegisterDialContext is dialed by go-sql-driver as it is.
+	if mc.DialFunc != nil || mc.Net == "tcp" || mc.Net == "tcp4" || mc.Net == "tcp6" || mc.Net == "unix" {
+		mc.DialFunc = dialer(mc.DialFunc)
+	}
 	inner, err := mysql.NewConnector(mc)
 	if err != nil {
 		return nil, nil, &ConfigError{Key: "dsn", Value: nc.Name, Err: err}

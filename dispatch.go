@@ -55,7 +55,15 @@ func onNode(ctx context.Context, n *node, d router.Decision, q string, do work) 
 			return out, b, nil
 		}
 		bad := isBadConn(err)
+		interrupted := false
+		if bc, ok := b.dc.(*backendConn); ok {
+			interrupted = bc.interrupted.Load()
+		}
 		b.release(bad)
+		if interrupted {
+			return outcome{}, nil, &RouteError{Node: n.name, Reason: d.Reason.String(), Statement: quote(q),
+				Err: fmt.Errorf("%w: %w", errInterrupted, err)}
+		}
 		if !bad {
 			return outcome{}, nil, err // the server's own error, unwrapped
 		}
@@ -64,6 +72,11 @@ func onNode(ctx context.Context, n *node, d router.Decision, q string, do work) 
 		}
 	}
 }
+
+// errInterrupted: health took the node out of rotation while the
+// statement ran there, and rwshard closed its connection (see
+// cluster.interrupt).
+var errInterrupted = errors.New("interrupted: the node went out of rotation")
 
 // notSent reports an error that proves the statement never reached the
 // server: no connection could be made.
@@ -116,6 +129,25 @@ func connectionClass(ctx context.Context, err error) bool {
 	return notSent(err) || errors.Is(err, ErrBrokenConnection) || errors.Is(err, driver.ErrBadConn) ||
 		errors.Is(err, mysql.ErrInvalidConn) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
 		errors.As(err, &ne)
+}
+
+// sentAndBroke reports a connection that broke after the statement was
+// sent (go-sql-driver's ErrInvalidConn, EOF, a network error, an
+// interrupted socket), as opposed to driver.ErrBadConn or a connect
+// failure, which prove it was not sent; false when the caller's context
+// ended.
+func sentAndBroke(ctx context.Context, err error) bool {
+	return connectionClass(ctx, err) && !isBadConn(err) && !notSent(err) && !errors.Is(err, ErrBrokenConnection)
+}
+
+// outcomeUnknown is the error of a write whose connection broke after it
+// was sent.
+func outcomeUnknown(node string, d router.Decision, q string, err error) error {
+	var re *RouteError
+	if errors.As(err, &re) {
+		err = re.Err // one node, reason and statement in the message
+	}
+	return &RouteError{Node: node, Reason: d.Reason.String(), Statement: quote(q), Err: fmt.Errorf("%w: %w", ErrOutcomeUnknown, err)}
 }
 
 // readOnlyRejection reports a write the server refused because it is
@@ -200,7 +232,9 @@ func (c *conn) dispatchRead(ctx context.Context, d *router.Decision, h hint.Hint
 	}
 	c.cl.mon.Failure(n.index, err)
 	n.errors.Add(1)
-	if !c.cl.budget.Retry(time.Now()) {
+	// A read rwshard itself interrupted is retried whatever the budget:
+	// the node is out, and the read had no answer yet.
+	if !errors.Is(err, errInterrupted) && !c.cl.budget.Retry(time.Now()) {
 		return outcome{}, nil, err
 	}
 	c.cl.mon.Emit(health.Event{Kind: health.ReadRetried, Node: n.name, Err: err})
@@ -320,6 +354,9 @@ func (c *conn) dispatchPrimary(ctx context.Context, cls router.Class, d router.D
 		case readOnlyRejection(err) && !retried && isWrite(cls.Kind):
 			retried = true
 			c.cl.mon.ReadOnly(n.index)
+		case isWrite(cls.Kind) && sentAndBroke(ctx, err):
+			c.cl.mon.Failure(n.index, err)
+			return outcome{}, nil, outcomeUnknown(n.name, d, q, err)
 		default:
 			return outcome{}, nil, err
 		}

@@ -28,6 +28,13 @@ var (
 	// transaction, SET variables, temporary tables, locks) broke; the
 	// session state is gone and the logical connection is discarded.
 	ErrSessionLost = errors.New("session connection lost; its transaction and session state are gone")
+	// ErrOutcomeUnknown: the statement (a write, or COMMIT) was sent and
+	// its connection broke before the answer came: it may or may not have
+	// run. Unlike the errors that prove nothing was sent (a connect
+	// failure, driver.ErrBadConn), retrying it blindly may apply it twice;
+	// check its effect first, or make it idempotent (the AWS JDBC wrapper's
+	// SQLState 08007 "transaction resolution unknown").
+	ErrOutcomeUnknown = errors.New("connection broke after the statement was sent: its outcome is unknown")
 	// ErrClosed: the connector was closed.
 	ErrClosed = errors.New("connector closed")
 	// ErrNoReplica: no replica qualified for a read and Config.Fallback is

@@ -53,6 +53,9 @@ func (n *node) acquire(ctx context.Context) (*backend, error) {
 		return nil, err
 	}
 	n.inFlight.Add(1)
+	if bc, ok := b.dc.(*backendConn); ok {
+		n.track(bc, true)
+	}
 	return b, nil
 }
 
@@ -62,6 +65,12 @@ var markBad = func(any) error { return driver.ErrBadConn }
 
 // release returns the connection to its pool, or discards it if discard.
 func (b *backend) release(discard bool) {
+	if bc, ok := b.dc.(*backendConn); ok {
+		b.node.track(bc, false)
+		if bc.interrupted.Load() {
+			discard = true
+		}
+	}
 	if discard {
 		_ = b.sc.Raw(markBad)
 	}

@@ -58,6 +58,10 @@ type Options struct {
 	Beat func(ctx context.Context) error
 	// Now is the clock (tests).
 	Now func() time.Time
+	// Down, when set, is called with a node's index when it goes out of
+	// rotation (a probe failed, or traffic failed FailAfter times): the
+	// driver interrupts the statements in flight there.
+	Down func(i int)
 }
 
 func (o *Options) defaults() {
@@ -494,6 +498,9 @@ func (m *Monitor) setUp(i int, up bool, err error) {
 	e := Event{Kind: NodeUp, Node: n.Name}
 	if !up {
 		e = Event{Kind: NodeDown, Node: n.Name, Err: err, Code: errCode(err)}
+		if m.opts.Down != nil {
+			m.opts.Down(i)
+		}
 	}
 	m.agg.emit(e)
 	if i == int(m.primary.Load()) {

@@ -511,7 +511,9 @@ func (s *stmt) flags(src string, t token, k, raw kw) {
 			}
 		}
 	}
-	if t.kind == tkWord || t.kind == tkQuoted {
+	// A name before '(' that is no call: a CTE's (WITH r (n) AS …) or a
+	// derived table's alias (… AS x (a, b)).
+	if (t.kind == tkWord || t.kind == tkQuoted) && s.ph != phWithName && s.prev1 != kwAs {
 		s.pendCall, s.pendQualified = t, s.afterDot
 	}
 

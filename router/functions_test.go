@@ -20,6 +20,9 @@ func TestClassifyFunctions(t *testing.T) {
 		{"SELECT ROW_NUMBER() OVER (PARTITION BY a ORDER BY b) FROM t", nil},
 		{"SELECT a FROM t WHERE MATCH (a) AGAINST ('x')", nil},
 		{"SELECT 1; SELECT h(1)", []string{"h"}},
+		{"WITH RECURSIVE r (n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 3) SELECT n FROM r", nil},
+		{"WITH a AS (SELECT 1), b (x) AS (SELECT 2) SELECT * FROM a, b", nil},
+		{"SELECT * FROM (SELECT 1, 2) AS d (x, y)", nil},
 	} {
 		c, err := Classify(tc.sql)
 		if err != nil {
