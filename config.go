@@ -211,6 +211,11 @@ type Config struct {
 	// RetryBudget: retries may be at most this share of requests (plus a
 	// small floor), so an outage cannot multiply the load.
 	RetryBudget float64
+	// SessionKey signs the session tokens of Connector.SessionToken and is
+	// checked by Connector.ResumeSession, so that a client carrying its
+	// token cannot edit it. A secret: keep it out of logs and DSNs.
+	SessionKey []byte
+
 	// Observer receives health and routing events, repeats folded.
 	Observer health.Observer
 
@@ -327,6 +332,7 @@ func (c *Config) Clone() *Config {
 	out.Nodes = slices.Clone(c.Nodes)
 	out.Weights = maps.Clone(c.Weights)
 	out.ReplicaFunctions = slices.Clone(c.ReplicaFunctions)
+	out.SessionKey = slices.Clone(c.SessionKey)
 	out.dbs = slices.Clone(c.dbs)
 	return &out
 }

@@ -142,6 +142,13 @@ func (c *conn) route(ctx context.Context, q string) (router.Class, router.Decisi
 	if d.Target == router.ToReplica && (len(cls.Functions) > 0 && !c.cl.replicaSafe(cls.Functions) || c.cl.isPrimaryOnly(q)) {
 		d = router.Decision{Target: router.ToPrimary, Reason: router.ReasonStoredFunction}
 	}
+	if h.Route == hint.NodeOnly && d.Pin {
+		// A session statement goes to the primary connection it pins; a
+		// node hint aiming it elsewhere is refused, not ignored.
+		if _, err := c.cl.namedNode(cls, router.Decision{Target: router.ToNode, Node: h.Node, Reason: router.ReasonHintNode}, q); err != nil {
+			return cls, d, h, err
+		}
+	}
 	if cls.Effect == router.PrimaryState && !d.Pin && d.Target == router.ToPrimary {
 		d.Pin = true // it runs on the held primary connection (see onSession)
 	}

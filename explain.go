@@ -4,10 +4,13 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
 	"time"
+
+	"github.com/go-sql-driver/mysql"
 
 	"github.com/rwshard/rwshard/hint"
 	"github.com/rwshard/rwshard/internal/redact"
@@ -49,6 +52,8 @@ type PlanUnit struct {
 	Plan       Plan
 }
 
+// String is the plan for people: SQL texts with their string literals
+// redacted (IDENTIFIED BY '?'); the SQL fields hold the texts as given.
 func (p Plan) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "kind: %s", p.Kind)
@@ -62,9 +67,9 @@ func (p Plan) String() string {
 	if p.Consistency != "" {
 		fmt.Fprintf(&b, "\nconsistency: %s", p.Consistency)
 	}
-	fmt.Fprintf(&b, "\nsql: %s", p.SQL)
+	fmt.Fprintf(&b, "\nsql: %s", redact.Literals(p.SQL))
 	for _, u := range p.Units {
-		fmt.Fprintf(&b, "\n  shard %s: %s on %s: %s", u.DataSource, u.Plan.Reason, strings.Join(u.Plan.Targets, ", "), u.Plan.SQL)
+		fmt.Fprintf(&b, "\n  shard %s: %s on %s: %s", u.DataSource, u.Plan.Reason, strings.Join(u.Plan.Targets, ", "), redact.Literals(u.Plan.SQL))
 	}
 	return b.String()
 }
@@ -223,6 +228,17 @@ func describeConsistency(cfg *Config, f readFilter) string {
 	}
 }
 
+// errText is an error's message for the route log: the server's texts
+// redacted with redact.ErrorText (a syntax error quotes the statement,
+// passwords included), rwshard's own already quote redacted SQL.
+func errText(err error) string {
+	var me *mysql.MySQLError
+	if errors.As(err, &me) {
+		return redact.ErrorText(err.Error())
+	}
+	return redact.Literals(err.Error())
+}
+
 // logRoute writes the route log line of one statement (Config.RouteLog).
 func (c *conn) logRoute(ctx context.Context, q string, args []driver.NamedValue, d router.Decision, node string, start time.Time, err error) {
 	cfg := c.cl.cfg
@@ -257,7 +273,7 @@ func (c *conn) logRoute(ctx context.Context, q string, args []driver.NamedValue,
 	level := slog.LevelInfo
 	if err != nil {
 		level = slog.LevelWarn
-		attrs = append(attrs, slog.String("err", redact.Literals(err.Error())))
+		attrs = append(attrs, slog.String("err", errText(err)))
 	}
 	logger.LogAttrs(ctx, level, "rwshard route", attrs...)
 }

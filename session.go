@@ -2,6 +2,8 @@ package rwshard
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
 	"encoding/base64"
 	"errors"
 	"strconv"
@@ -44,7 +46,7 @@ func SessionFrom(ctx context.Context) *Session {
 // that served the same user's previous request. Times in tokens are wall
 // clock: instances need synchronized clocks (NTP), as pt-heartbeat does.
 func ResumeSession(ctx context.Context, token string) (context.Context, error) {
-	s, err := parseToken(token)
+	s, err := parseToken(token, nil)
 	if err != nil {
 		return ctx, err
 	}
@@ -81,17 +83,50 @@ const tokenVersion = "rws1"
 
 // Token exports the session as an opaque string: its last write time and
 // GTID. Pass it along (a cookie, a header) and ResumeSession it elsewhere.
-func (s *Session) Token() string {
+// The token is not authenticated: a client that carries it can edit it,
+// and so push its own reads to the primary or into waits (never to a
+// staler replica than its own edits allow). Connector.SessionToken signs
+// it with Config.SessionKey.
+func (s *Session) Token() string { return s.token(nil) }
+
+func (s *Session) token(key []byte) string {
 	t, g := s.last()
 	var ns int64
 	if !t.IsZero() {
 		ns = t.UnixNano()
 	}
 	raw := tokenVersion + "|" + strconv.FormatInt(ns, 10) + "|" + g.String()
+	if key != nil {
+		raw += "|" + base64.RawURLEncoding.EncodeToString(tokenMAC(key, raw))
+	}
 	return base64.RawURLEncoding.EncodeToString([]byte(raw))
 }
 
-func parseToken(token string) (*Session, error) {
+// tokenMAC authenticates a token's payload: HMAC-SHA256, 16 bytes.
+func tokenMAC(key []byte, payload string) []byte {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(payload))
+	return m.Sum(nil)[:16]
+}
+
+// SessionToken is Session.Token signed with Config.SessionKey (unsigned
+// without one): ResumeSession of this Connector, or of any with the same
+// key, refuses a token that was edited.
+func (c *Connector) SessionToken(s *Session) string { return s.token(c.cfg.SessionKey) }
+
+// ResumeSession is the package's ResumeSession checking the token's
+// signature with Config.SessionKey: an unsigned or edited token is an
+// error (a *ConfigError). Without a key it accepts unsigned tokens only.
+func (c *Connector) ResumeSession(ctx context.Context, token string) (context.Context, error) {
+	s, err := parseToken(token, c.cfg.SessionKey)
+	if err != nil {
+		return ctx, err
+	}
+	return context.WithValue(ctx, sessionKey{}, s), nil
+}
+
+// parseToken reads a token; with a key it must carry that key's MAC.
+func parseToken(token string, key []byte) (*Session, error) {
 	bad := func(why string) error {
 		return &ConfigError{Key: "session token", Value: quote(token), Err: errors.New(why)}
 	}
@@ -99,9 +134,21 @@ func parseToken(token string) (*Session, error) {
 	if err != nil {
 		return nil, bad("not base64url")
 	}
-	parts := strings.SplitN(string(raw), "|", 3)
-	if len(parts) != 3 || parts[0] != tokenVersion {
+	parts := strings.SplitN(string(raw), "|", 4)
+	if len(parts) < 3 || parts[0] != tokenVersion {
 		return nil, bad("not an rwshard session token")
+	}
+	switch {
+	case key != nil && len(parts) != 4:
+		return nil, bad("not signed (this connector has a SessionKey)")
+	case key != nil:
+		mac, err := base64.RawURLEncoding.DecodeString(parts[3])
+		payload := strings.Join(parts[:3], "|")
+		if err != nil || !hmac.Equal(mac, tokenMAC(key, payload)) {
+			return nil, bad("signature does not match: edited, or signed with another key")
+		}
+	case len(parts) == 4:
+		return nil, bad("signed, and this connector has no SessionKey to check it")
 	}
 	ns, err := strconv.ParseInt(parts[1], 10, 64)
 	if err != nil || ns < 0 {

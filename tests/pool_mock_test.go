@@ -7,6 +7,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/rwshard/rwshard"
+	"github.com/rwshard/rwshard/hint"
 )
 
 // With a bounded primary pool, a logical connection gives its clean held
@@ -29,4 +32,28 @@ func TestMockBoundedPoolNotStarved(t *testing.T) {
 	defer cancel()
 	_, err = c2.ExecContext(wctx, "UPDATE t SET v = 2")
 	require.NoError(t, err, "the second connection's write got the primary connection")
+}
+
+// A node hint on a session statement is refused, not ignored: the
+// statement would pin the primary connection, not run where the hint
+// says. Aimed at the primary, it runs.
+func TestMockNodeHintOnSessionStatement(t *testing.T) {
+	mc := newMockCluster(t, 1)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		ctx context.Context
+		q   string
+	}{
+		{ctx, "/* rwshard:node=replica1 */ SET @a = 1"},
+		{hint.Node(ctx, "replica1"), "SET @a = 1"},
+		{hint.Node(ctx, "replica1"), "BEGIN"},
+	} {
+		_, err := mc.db.ExecContext(tc.ctx, tc.q)
+		assert.ErrorIs(t, err, rwshard.ErrWriteToReplica, tc.q)
+	}
+	_, err := mc.db.ExecContext(hint.Node(ctx, "replica9"), "SET @a = 1")
+	assert.ErrorIs(t, err, rwshard.ErrUnknownNode)
+	mc.primary().expectWrite("SET @a = 1")
+	_, err = mc.db.ExecContext(hint.Node(ctx, "primary"), "SET @a = 1")
+	require.NoError(t, err)
 }

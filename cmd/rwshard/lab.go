@@ -30,7 +30,7 @@ replication, the application user without SUPER, as in production):
         state file and print a ready-to-use DSN
   lab status [-state FILE] [-dsn]
         print the recorded lab and whether each server is running
-  lab down [-state FILE] [-dir D]
+  lab down [-state FILE] [-reap DIR]
         stop the recorded lab, remove its directory and the state file, and
         kill leftover lab servers under its parent directory
 
@@ -186,20 +186,21 @@ func labStatusCommand() *command {
 func labDownCommand() *command {
 	return &command{
 		name: "lab down",
-		args: "[-state FILE] [-dir D]",
-		summary: `Stops the lab recorded in the state file (kills its servers, removes its
-directory and the state file), then kills leftover lab servers whose data
-directory is under the lab's parent directory: those of earlier labs whose
-state was lost. Their directories are left for inspection.`,
+		args: "[-state FILE] [-reap DIR]",
+		summary: `Stops the lab recorded in the state file: kills its servers (only
+processes that are still that lab's servers), removes its directory and the
+state file. It touches nothing else. With -reap DIR it also kills lab
+servers left running whose data directory is under DIR (labs whose state
+was lost, started with lab up -dir DIR); their directories are kept.`,
 		interspersed: true,
 		flags: func(fs *flag.FlagSet) func(context.Context, *env, []string) int {
 			state := fs.String("state", defaultStatePath(), "state file written by lab up")
-			dir := fs.String("dir", "", "reap leftover lab servers under this directory\n(default: the parent of the recorded lab's directory, else the temp directory)")
+			reap := fs.String("reap", "", "also kill leftover lab servers whose data directory is under this directory")
 			return func(ctx context.Context, e *env, args []string) int {
 				if len(args) > 0 {
 					return e.usageError("unexpected arguments %q", args)
 				}
-				return labDown(e, *state, *dir)
+				return labDown(e, *state, *reap)
 			}
 		},
 	}
@@ -210,9 +211,6 @@ func labDown(e *env, statePath, reapDir string) int {
 	s, err := lab.Load(statePath)
 	switch {
 	case err == nil:
-		if reapDir == "" {
-			reapDir = filepath.Dir(s.Dir)
-		}
 		killed, err := s.Stop()
 		if err != nil {
 			e.errorf("lab down: %v (state kept in %s)", err, statePath)
@@ -226,16 +224,21 @@ func labDown(e *env, statePath, reapDir string) int {
 		fmt.Fprintf(e.stdout, "stopped lab %s: killed %s, removed its directory and %s\n",
 			s.Dir, plural(killed, "server"), statePath)
 	case errors.Is(err, os.ErrNotExist):
-		fmt.Fprintf(e.stdout, "no lab recorded at %s\n", statePath)
+		fmt.Fprintf(e.stdout, "no lab recorded at %s: nothing stopped\n", statePath)
 	default:
 		e.errorf("lab down: %v", err)
 		code = exitProblem
 	}
 	if reapDir == "" {
-		reapDir = os.TempDir()
+		return code
 	}
-	n := lab.ReapIn(reapDir)
-	fmt.Fprintf(e.stdout, "reaped %s under %s\n", plural(n, "leftover lab server"), reapDir)
+	abs, err := filepath.Abs(reapDir)
+	if err != nil || abs == filepath.Clean(os.TempDir()) || abs == "/" {
+		e.errorf("lab down: -reap %s: name the directory a lab was started in (lab up -dir), not the temp directory itself: other labs, of tests and other users, run there", reapDir)
+		return exitUsage
+	}
+	n := lab.ReapIn(abs)
+	fmt.Fprintf(e.stdout, "reaped %s under %s\n", plural(n, "leftover lab server"), abs)
 	return code
 }
 

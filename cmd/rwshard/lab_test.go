@@ -75,12 +75,14 @@ func TestLabUpStatusDown(t *testing.T) {
 	r = cli(t, "check", strings.TrimSpace(r.stdout))
 	assert.Equal(t, exitOK, r.code, r)
 
-	// No -dir: down reaps under the recorded lab's parent directory (the
-	// state file loaded above, so this is parent, not the temp directory).
+	// down stops the recorded lab and nothing else: a lab next to it, as
+	// another user's or another test's, keeps running.
+	other, _ := labtest.Detached(t, 0)
 	r = cli(t, "lab", "down", "-state", state)
 	require.Equal(t, exitOK, r.code, r)
 	assert.Contains(t, r.stdout, "killed 3 servers")
-	assert.Contains(t, r.stdout, "reaped 0 leftover lab servers under "+parent)
+	assert.NotContains(t, r.stdout, "reaped")
+	assert.True(t, other.State().Nodes[0].Alive(), "lab down killed a server of another lab")
 	left := lab.Leftovers()
 	for _, pid := range pids {
 		assert.NotContains(t, left, pid, "lab down left a mariadbd running")
@@ -92,11 +94,15 @@ func TestLabUpStatusDown(t *testing.T) {
 	r = cli(t, "lab", "status", "-state", state)
 	assert.Equal(t, exitProblem, r.code, r)
 	assert.Contains(t, r.stderr, "no lab recorded at "+state)
-	// Without a state file, down reaps under -dir (never the whole temp
-	// directory here: other packages' test labs run there).
-	r = cli(t, "lab", "down", "-state", state, "-dir", parent)
+	// Without a state file, down stops nothing, and reaps nothing unless
+	// asked; -reap of the temp directory itself is refused.
+	r = cli(t, "lab", "down", "-state", state)
 	assert.Equal(t, exitOK, r.code, r)
 	assert.Contains(t, r.stdout, "no lab recorded")
+	assert.True(t, other.State().Nodes[0].Alive())
+	r = cli(t, "lab", "down", "-state", state, "-reap", os.TempDir())
+	assert.Equal(t, exitUsage, r.code, r)
+	assert.True(t, other.State().Nodes[0].Alive())
 }
 
 func TestLabShardedAndDeadServer(t *testing.T) {
@@ -132,7 +138,7 @@ func TestLabShardedAndDeadServer(t *testing.T) {
 	assert.Regexp(t, `(?m)^`+victim.Name+`\s.*\sno$`, r.stdout)
 	assert.Contains(t, r.stderr, "1 of 4 servers are not running")
 
-	r = cli(t, "lab", "down", "-state", state, "-dir", parent)
+	r = cli(t, "lab", "down", "-state", state)
 	require.Equal(t, exitOK, r.code, r)
 	assert.Contains(t, r.stdout, "killed 3 servers")
 	left := lab.Leftovers()
@@ -144,18 +150,18 @@ func TestLabShardedAndDeadServer(t *testing.T) {
 
 func TestLabDownReapsLeftovers(t *testing.T) {
 	needMariaDB(t)
-	// A detached lab whose state was lost: down -dir reaps it, and only
+	// A detached lab whose state was lost: down -reap reaps it, and only
 	// under that directory.
 	l, parent := labtest.Detached(t, 0)
 	pid := l.State().Nodes[0].PID
 	require.Contains(t, lab.Leftovers(), pid)
 
-	r := cli(t, "lab", "down", "-state", filepath.Join(t.TempDir(), "none.json"), "-dir", t.TempDir())
+	r := cli(t, "lab", "down", "-state", filepath.Join(t.TempDir(), "none.json"), "-reap", t.TempDir())
 	require.Equal(t, exitOK, r.code, r)
 	assert.Contains(t, r.stdout, "reaped 0 leftover lab servers")
 	assert.True(t, l.State().Nodes[0].Alive(), "reaped a server outside -dir")
 
-	r = cli(t, "lab", "down", "-state", filepath.Join(t.TempDir(), "none.json"), "-dir", parent)
+	r = cli(t, "lab", "down", "-state", filepath.Join(t.TempDir(), "none.json"), "-reap", parent)
 	require.Equal(t, exitOK, r.code, r)
 	assert.Contains(t, r.stdout, "reaped 1 leftover lab server under "+parent)
 	require.Eventually(t, func() bool { return !l.Nodes()[0].Running() }, 30*time.Second, 10*time.Millisecond)

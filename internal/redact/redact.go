@@ -10,7 +10,24 @@ import "strings"
 // ('secret' → '?'), so that SQL quoted in errors and logs never shows a
 // password (CREATE USER … IDENTIFIED BY '…', CHANGE MASTER … PASSWORD='…')
 // or other data. Identifiers in backquotes are kept.
-func Literals(sql string) string {
+func Literals(sql string) string { return literals(sql, false) }
+
+// ErrorText redacts a server's error message for a log: the statement a
+// syntax error quotes (near '…' at line N) goes whole, and the quoted
+// values (Duplicate entry '…') as in Literals, while the apostrophes of
+// the message's own words (Can't, doesn't) stay as they are.
+func ErrorText(msg string) string {
+	if i := strings.Index(msg, "near '"); i >= 0 {
+		if j := strings.LastIndex(msg, "' at line "); j > i {
+			msg = msg[:i+len("near '")] + "?" + msg[j:]
+		}
+	}
+	return literals(msg, true)
+}
+
+func isLetter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
+
+func literals(sql string, prose bool) string {
 	if strings.IndexAny(sql, `'"`) < 0 {
 		return sql
 	}
@@ -28,8 +45,9 @@ func Literals(sql string) string {
 			i += j + 1
 			continue
 		}
-		if ch != '\'' && ch != '"' {
-			b.WriteByte(ch)
+		if ch != '\'' && ch != '"' ||
+			prose && ch == '\'' && i > 0 && isLetter(sql[i-1]) && i+1 < len(sql) && isLetter(sql[i+1]) {
+			b.WriteByte(ch) // in prose, an apostrophe: doesn't
 			continue
 		}
 		b.WriteByte(ch)

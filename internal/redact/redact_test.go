@@ -53,3 +53,17 @@ func FuzzLiterals(f *testing.F) {
 		}
 	})
 }
+
+func TestErrorText(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"Error 1064 (42000): You have an error in your SQL syntax; check the manual that corresponds to your MariaDB server version for the right syntax to use near 'USERR x IDENTIFIED BY 'secret'' at line 1",
+			"Error 1064 (42000): You have an error in your SQL syntax; check the manual that corresponds to your MariaDB server version for the right syntax to use near '?' at line 1"},
+		{"Error 1062 (23000): Duplicate entry 'ada@example.com' for key 'email'", "Error 1062 (23000): Duplicate entry '?' for key '?'"},
+		{"Error 1146 (42S02): Table 'app.t' doesn't exist", "Error 1146 (42S02): Table '?' doesn't exist"},
+		{"Can't connect: isn't it", "Can't connect: isn't it"},
+	} {
+		if got := ErrorText(tc.in); got != tc.want {
+			t.Errorf("ErrorText(%q)\n = %q\nwant %q", tc.in, got, tc.want)
+		}
+	}
+}
