@@ -31,8 +31,8 @@ replication, the application user without SUPER, as in production):
   lab status [-state FILE] [-dsn]
         print the recorded lab and whether each server is running
   lab down [-state FILE] [-reap DIR]
-        stop the recorded lab, remove its directory and the state file, and
-        kill leftover lab servers under its parent directory
+        stop the recorded lab (nothing else), remove its directory and the
+        state file; -reap DIR: also kill leftover lab servers under DIR
 
 Needs mariadbd (apt-get install mariadb-server). The state file defaults to
 ` + defaultStatePath() + `. "rwshard lab SUBCOMMAND -h" shows its flags.`,
