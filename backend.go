@@ -4,9 +4,12 @@ import (
 	"container/list"
 	"context"
 	"database/sql/driver"
+	"errors"
 	"net"
 	"sync/atomic"
 	"time"
+
+	"github.com/go-sql-driver/mysql"
 )
 
 // Backend connections: what each node's inner *sql.DB pool holds when
@@ -34,6 +37,12 @@ type nodeConnector struct {
 	inner     driver.Connector // go-sql-driver/mysql's
 	timeout   time.Duration    // bounds dial and handshake together
 	cacheSize int
+	stats     *stmtStats // the node's statement cache counters
+}
+
+// stmtStats counts the statement caches of one node's connections.
+type stmtStats struct {
+	hits, misses, evictions atomic.Uint64
 }
 
 func (nc *nodeConnector) Connect(ctx context.Context) (driver.Conn, error) {
@@ -49,7 +58,7 @@ func (nc *nodeConnector) Connect(ctx context.Context) (driver.Conn, error) {
 	}
 	bc := &backendConn{Conn: c, net: dialed.conn}
 	if nc.cacheSize > 0 {
-		bc.stmts = newStmtCache(nc.cacheSize)
+		bc.stmts = newStmtCache(nc.cacheSize, nc.stats)
 	}
 	return bc, nil
 }
@@ -103,16 +112,30 @@ func dialer(dial func(ctx context.Context, network, addr string) (net.Conn, erro
 }
 
 // cached returns a prepared statement for query, preparing it on a miss.
+// When the server has no room for another prepared statement (1461,
+// max_prepared_stmt_count, shared by every client of the server), this
+// connection's cache gives back half of its statements and the query is
+// prepared once more; if that fails too, the caller runs it uncached.
 func (bc *backendConn) cached(ctx context.Context, query string) (driver.Stmt, error) {
 	if st := bc.stmts.get(query); st != nil {
 		return st, nil
 	}
 	st, err := prepare(ctx, bc.Conn, query)
+	if tooManyStatements(err) && bc.stmts.shrink() {
+		st, err = prepare(ctx, bc.Conn, query)
+	}
 	if err != nil {
 		return nil, err
 	}
 	bc.stmts.put(query, st)
 	return st, nil
+}
+
+// tooManyStatements reports error 1461: the server's
+// max_prepared_stmt_count is reached.
+func tooManyStatements(err error) bool {
+	var me *mysql.MySQLError
+	return errors.As(err, &me) && me.Number == 1461
 }
 
 func (bc *backendConn) Close() error {
@@ -174,9 +197,10 @@ func (bc *backendConn) CheckNamedValue(nv *driver.NamedValue) error {
 
 // stmtCache is a bounded LRU of prepared statements keyed by SQL text.
 type stmtCache struct {
-	size int
-	m    map[string]*list.Element
-	lru  list.List // of *cachedStmt, most recent first
+	size  int
+	m     map[string]*list.Element
+	lru   list.List // of *cachedStmt, most recent first
+	stats *stmtStats
 }
 
 type cachedStmt struct {
@@ -184,26 +208,48 @@ type cachedStmt struct {
 	stmt  driver.Stmt
 }
 
-func newStmtCache(size int) *stmtCache {
-	return &stmtCache{size: size, m: make(map[string]*list.Element, size)}
+func newStmtCache(size int, stats *stmtStats) *stmtCache {
+	if stats == nil {
+		stats = &stmtStats{}
+	}
+	return &stmtCache{size: size, m: make(map[string]*list.Element, min(size, 64)), stats: stats}
 }
 
 func (c *stmtCache) get(query string) driver.Stmt {
 	if e, ok := c.m[query]; ok {
 		c.lru.MoveToFront(e)
+		c.stats.hits.Add(1)
 		return e.Value.(*cachedStmt).stmt
 	}
+	c.stats.misses.Add(1)
 	return nil
+}
+
+// shrink closes the older half of the statements; false when empty.
+func (c *stmtCache) shrink() bool {
+	n := c.lru.Len() / 2
+	if c.lru.Len() == 0 {
+		return false
+	}
+	for range max(n, 1) {
+		c.evictOldest()
+	}
+	return true
+}
+
+func (c *stmtCache) evictOldest() {
+	old := c.lru.Back()
+	cs := c.lru.Remove(old).(*cachedStmt)
+	delete(c.m, cs.query)
+	_ = cs.stmt.Close()
+	c.stats.evictions.Add(1)
 }
 
 // put adds a statement, closing the least recently used one when full
 // (COM_STMT_CLOSE: no round trip).
 func (c *stmtCache) put(query string, st driver.Stmt) {
 	if c.lru.Len() >= c.size {
-		old := c.lru.Back()
-		cs := c.lru.Remove(old).(*cachedStmt)
-		delete(c.m, cs.query)
-		_ = cs.stmt.Close()
+		c.evictOldest()
 	}
 	c.m[query] = c.lru.PushFront(&cachedStmt{query: query, stmt: st})
 }

@@ -34,6 +34,7 @@ type node struct {
 	errors   atomic.Uint64 // connection-class failures
 	retries  atomic.Uint64 // reads retried elsewhere after failing here
 	reached  atomic.Bool   // a statement succeeded here once (see everReached)
+	stmts    stmtStats     // its connections' statement caches
 	activeMu sync.Mutex
 	active   map[*backendConn]struct{} // checked out now (see interrupt)
 

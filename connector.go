@@ -172,7 +172,7 @@ func newCluster(cfg *Config) (*cluster, error) {
 		n := &node{name: nc.Name, index: i}
 		if len(cfg.dbs) > 0 {
 			n.db = cfg.dbs[i]
-		} else if n.db, n.probeDB, err = openNode(cfg, nc); err != nil {
+		} else if n.db, n.probeDB, err = openNode(cfg, nc, &n.stmts); err != nil {
 			closeNodes(cl.nodes)
 			return nil, err
 		} else {
@@ -221,7 +221,7 @@ func (cl *cluster) close() error {
 // openNode opens the backend pool of one node, and the health probes' own
 // pool of one connection that allows multi-statement queries. Both connect
 // lazily.
-func openNode(cfg *Config, nc Node) (db, probeDB *sql.DB, err error) {
+func openNode(cfg *Config, nc Node, stats *stmtStats) (db, probeDB *sql.DB, err error) {
 	mc := cfg.Backend.Clone()
 	mc.Net, mc.Addr = nc.Net, nc.Addr
 	// rwshard handles read-only rejections itself (see Config.Backend).
@@ -243,7 +243,7 @@ func openNode(cfg *Config, nc Node) (db, probeDB *sql.DB, err error) {
 		return nil, nil, &ConfigError{Key: "dsn", Value: nc.Name, Err: err}
 	}
 	lifetime := pick(nc.ConnMaxLifetime, cfg.ConnMaxLifetime)
-	db = sql.OpenDB(&nodeConnector{inner: inner, timeout: cfg.ConnectTimeout, cacheSize: cfg.StmtCacheSize})
+	db = sql.OpenDB(&nodeConnector{inner: inner, timeout: cfg.ConnectTimeout, cacheSize: cfg.StmtCacheSize, stats: stats})
 	db.SetMaxOpenConns(pick(nc.MaxOpenConns, cfg.MaxOpenConns))
 	db.SetMaxIdleConns(pick(nc.MaxIdleConns, cfg.MaxIdleConns))
 	db.SetConnMaxLifetime(lifetime)

@@ -22,6 +22,10 @@ type NodeStats struct {
 	Queries  uint64        // statements sent to the node
 	Errors   uint64        // connection-class failures on real traffic
 	Retries  uint64        // reads that failed here and were retried elsewhere
+	// The statement caches of the node's connections: executions that
+	// found their statement prepared (hits), that had to prepare it
+	// (misses), and statements closed to make room (evictions).
+	StmtHits, StmtMisses, StmtEvictions uint64
 }
 
 // Stats is a snapshot of the cluster: the visible record of where
@@ -79,6 +83,7 @@ func (cl *cluster) addStats(s *Stats) {
 			Name: n.name, Primary: n == prim, Up: n.h.Up(), Fenced: n.h.Fenced(),
 			Lag: lag, LagKnown: known, InFlight: n.inFlight.Load(), Latency: n.latency.Value(),
 			Queries: n.queries.Load(), Errors: n.errors.Load(), Retries: n.retries.Load(),
+			StmtHits: n.stmts.hits.Load(), StmtMisses: n.stmts.misses.Load(), StmtEvictions: n.stmts.evictions.Load(),
 		})
 	}
 	for r := range router.NumReasons {

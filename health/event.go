@@ -20,7 +20,19 @@ const (
 	SplitBrain                              // more than one writable node: writes refused
 	FallbackToPrimary                       // no replica qualified: a read went to the primary
 	ReadRetried                             // a read failed on one node and was retried on another
+
+	// NumEventKinds bounds the kinds, for arrays of counters.
+	NumEventKinds
 )
+
+// EventKinds lists every kind.
+func EventKinds() []EventKind {
+	out := make([]EventKind, 0, NumEventKinds-1)
+	for k := NodeDown; k < NumEventKinds; k++ {
+		out = append(out, k)
+	}
+	return out
+}
 
 var kindNames = map[EventKind]string{
 	NodeDown: "node-down", NodeUp: "node-up", Fenced: "fenced", Unfenced: "unfenced",

@@ -106,6 +106,7 @@ type nodeCheck struct {
 	noReplicaStatus bool
 	// noHeartbeat: the user may not read rwshard.heartbeatTable.
 	noHeartbeat bool
+	maxStmts    int64 // @@global.max_prepared_stmt_count
 }
 
 func (n *nodeCheck) reached() bool { return n.err == nil }
@@ -192,8 +193,8 @@ func (n *nodeCheck) probe(ctx context.Context, cfg *rwshard.Config, connectTimeo
 	qctx, cancel := context.WithTimeout(ctx, stmtTimeout)
 	defer cancel()
 	var readOnly, wait int64
-	if err := conn.QueryRowContext(qctx, "SELECT @@version, @@global.read_only, @@session.wait_timeout").
-		Scan(&n.version, &readOnly, &wait); err != nil {
+	if err := conn.QueryRowContext(qctx, "SELECT @@version, @@global.read_only, @@session.wait_timeout, @@global.max_prepared_stmt_count").
+		Scan(&n.version, &readOnly, &wait, &n.maxStmts); err != nil {
 		n.queryErr = err
 		return
 	}
@@ -393,6 +394,10 @@ func (r *checkReport) evaluate() {
 		if n.replica && n.behind.Valid && cfg.MaxReplicaLag > 0 &&
 			time.Duration(n.behind.Int64)*time.Second > cfg.MaxReplicaLag {
 			warn("%s: Seconds_Behind_Master=%d is over rwshard.maxReplicaLag=%s: rwshard fences it", name, n.behind.Int64, cfg.MaxReplicaLag)
+		}
+		if per := int64(cfg.StmtCacheSize) * int64(max(cfg.MaxIdleConns, 1)); n.maxStmts > 0 && per > n.maxStmts/2 {
+			warn("%s: rwshard.stmtCacheSize=%d × rwshard.maxIdleConns=%d = %d prepared statements per process, more than half of max_prepared_stmt_count=%d (shared by every client of the server); lower rwshard.stmtCacheSize",
+				name, cfg.StmtCacheSize, cfg.MaxIdleConns, per, n.maxStmts)
 		}
 		if i > 0 && n.bypassesRO != "" {
 			bypass = append(bypass, name+" ("+n.bypassesRO+")")

@@ -209,3 +209,14 @@ func TestCheckApplicationUser(t *testing.T) {
 	require.Equal(t, exitOK, one.code, one)
 	assert.Contains(t, one.stdout, "one host: every statement goes to it, nothing is split")
 }
+
+// A statement cache that would take more than half of the server's
+// max_prepared_stmt_count is a warning.
+func TestCheckStatementCacheSize(t *testing.T) {
+	l := rwLab.Get(t)
+	r := cli(t, "check", labDSN(l, "rwshard.stmtCacheSize=1000&rwshard.maxIdleConns=16"))
+	require.Equal(t, exitOK, r.code, r)
+	assert.Contains(t, r.stdout, "rwshard.stmtCacheSize=1000 × rwshard.maxIdleConns=16 = 16000 prepared statements per process")
+	r = cli(t, "check", labDSN(l, ""))
+	assert.NotContains(t, r.stdout, "max_prepared_stmt_count")
+}
