@@ -35,6 +35,7 @@ type node struct {
 	retries  atomic.Uint64 // reads retried elsewhere after failing here
 	reached  atomic.Bool   // a statement succeeded here once (see everReached)
 	stmts    stmtStats     // its connections' statement caches
+	meters   nodeMeters    // latency histograms, server errors, causal waits
 	activeMu sync.Mutex
 	active   map[*backendConn]struct{} // checked out now (see interrupt)
 
@@ -65,6 +66,9 @@ type cluster struct {
 	// to the primary from then on. Bounded by maxPrimaryOnly.
 	primaryOnly  sync.Map // string → struct{}
 	nPrimaryOnly atomic.Int32
+
+	// txTracer is Config.Tracer as a TxTracer, if it is one.
+	txTracer TxTracer
 
 	// global is the read-your-writes scope of statements whose context
 	// carries no Session: the connector itself.

@@ -223,6 +223,11 @@ type Config struct {
 	// Observer receives health and routing events, repeats folded.
 	Observer health.Observer
 
+	// Tracer sees the start and end of every statement and, if it also
+	// implements TxTracer, of every BeginTx transaction (see Tracer). Nil:
+	// none, at no cost.
+	Tracer Tracer
+
 	// RouteLog logs one line per statement (target, reason, SQL, time) to
 	// Logger, or slog.Default() when Logger is nil: ShardingSphere's
 	// sql-show. Off by default. String literals and arguments are

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rwshard/rwshard/health"
 	"github.com/rwshard/rwshard/hint"
+	"github.com/rwshard/rwshard/internal/redact"
 	"github.com/rwshard/rwshard/internal/rowsx"
 	"github.com/rwshard/rwshard/router"
 )
@@ -61,6 +62,15 @@ type conn struct {
 	// the transaction commits, in the session it ran in.
 	pendingWrite bool
 	pendingSess  *Session
+
+	// What the statement running now did, for its meters and tracer: the
+	// node it reached last, its causal wait, whether a read was retried.
+	ran     *node
+	waited  time.Duration
+	retried bool
+	// A BeginTx transaction's tracer context and start (Config.Tracer).
+	txCtx   context.Context
+	txStart time.Duration
 }
 
 // inTx reports an open transaction of any kind.
@@ -336,26 +346,64 @@ func (c *conn) exec(ctx context.Context, q string, args []driver.NamedValue, pre
 // dispatched to a node. A dispatched statement's backend is returned for
 // the caller to release; nil means it ran on (or now is) c.sess.
 func (c *conn) statement(ctx context.Context, q string, args []driver.NamedValue, do work) (outcome, *backend, router.Class, error) {
+	start := monotonic()
+	tr := c.cl.cfg.Tracer
+	if tr != nil {
+		ctx = tr.StatementStart(ctx, StatementStart{SQL: q, Args: len(args)})
+	}
+	c.ran, c.waited, c.retried = nil, 0, false
 	cls, d, h, err := c.route(ctx, q)
-	if err != nil {
-		return outcome{}, nil, cls, err
+	var out outcome
+	var b *backend
+	held, routed := false, err == nil
+	if routed {
+		out, b, held, err = c.run(ctx, cls, &d, h, q, do)
 	}
-	var start time.Time
-	if c.cl.cfg.RouteLog {
-		start = time.Now()
+	took := monotonic() - start
+	if c.ran != nil {
+		c.ran.meters.latency(cls.Kind, took)
 	}
-	out, b, held, err := c.run(ctx, cls, &d, h, q, do)
-	if c.cl.cfg.RouteLog {
-		node := d.Node
-		if b != nil {
-			node = b.node.name
-		}
-		c.logRoute(ctx, q, args, d, node, start, err)
+	if c.cl.cfg.RouteLog && routed {
+		c.logRoute(ctx, q, args, d, c.nodeName(d), took, err)
+	}
+	if tr != nil {
+		tr.StatementEnd(ctx, c.statementEnd(q, cls, d, out, took, err))
 	}
 	if held {
 		b = nil // it ran on, or now is, c.sess
 	}
 	return out, b, cls, err
+}
+
+// nodeName is the node the statement ran on, else the one its decision
+// named.
+func (c *conn) nodeName(d router.Decision) string {
+	if c.ran != nil {
+		return c.ran.name
+	}
+	return d.Node
+}
+
+// statementEnd describes the statement that just ran, for the tracer.
+func (c *conn) statementEnd(q string, cls router.Class, d router.Decision, out outcome, took time.Duration, err error) StatementEnd {
+	e := StatementEnd{Node: c.nodeName(d), Reason: d.Reason.String(), Kind: cls.Kind.String(),
+		Redacted: redact.Literals(q), RowsAffected: -1, Waited: c.waited, Retried: c.retried, Err: err, Duration: took}
+	if c.ran != nil {
+		e.Role = roleOf(c.cl.isPrimary(c.ran))
+	}
+	if out.res != nil && err == nil {
+		if n, rerr := out.res.RowsAffected(); rerr == nil {
+			e.RowsAffected = n
+		}
+	}
+	return e
+}
+
+func roleOf(primary bool) string {
+	if primary {
+		return "primary"
+	}
+	return "replica"
 }
 
 // run executes a routed statement on the held session connection or on a
@@ -370,8 +418,12 @@ func (c *conn) run(ctx context.Context, cls router.Class, d *router.Decision, h 
 		if err := c.checkSessionTarget(b, cls, *d, q); err != nil {
 			return outcome{}, nil, false, err
 		}
+		c.ran = b.node
 		out, err := do(b.dc)
 		c.cl.count(*d, cls, b, err)
+		if err != nil {
+			b.node.meters.serverError(err)
+		}
 		if err == nil {
 			c.applyEffects(cls.Effect)
 			return out, b, true, nil
@@ -487,6 +539,32 @@ func (c *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, e
 		return nil, &RouteError{Reason: router.ReasonInTransaction.String(),
 			Err: errors.New("a transaction is already open on this connection (text BEGIN or autocommit=0)")}
 	}
+	if tt := c.cl.txTracer; tt != nil {
+		c.txCtx, c.txStart = tt.TxStart(ctx, TxStart{ReadOnly: opts.ReadOnly, Isolation: int(opts.Isolation)}), monotonic()
+		ctx = c.txCtx
+	}
+	tx, err := c.beginTx(ctx, opts)
+	if err != nil {
+		c.traceTx(false, err)
+	}
+	return tx, err
+}
+
+// traceTx ends a BeginTx transaction's trace.
+func (c *conn) traceTx(commit bool, err error) {
+	tt := c.cl.txTracer
+	if tt == nil || c.txCtx == nil {
+		return
+	}
+	e := TxEnd{Commit: commit, Err: err, Duration: monotonic() - c.txStart}
+	if c.sess != nil {
+		e.Node = c.sess.node.name
+	}
+	tt.TxEnd(c.txCtx, e)
+	c.txCtx = nil
+}
+
+func (c *conn) beginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
 	d := router.Decision{Target: router.ToPrimary, Reason: router.ReasonInTransaction}
 	begin := func(dc driver.Conn) (outcome, error) {
 		tx, err := beginTx(ctx, dc, opts)
@@ -539,6 +617,7 @@ func (c *conn) endTx(commit bool) error {
 		err = c.tx.Rollback()
 	}
 	c.tx = nil
+	c.traceTx(commit, err)
 	switch {
 	case err != nil:
 		op := "COMMIT"

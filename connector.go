@@ -158,6 +158,7 @@ func newCluster(cfg *Config) (*cluster, error) {
 		budget:     health.NewBudget(cfg.RetryBudget, 1),
 		weighted:   cfg.Policy == nil && cfg.Balance == "weighted",
 	}
+	cl.txTracer, _ = cfg.Tracer.(TxTracer)
 	for _, f := range cfg.ReplicaFunctions {
 		if f == "*" {
 			cl.anyFunc = true
@@ -405,6 +406,11 @@ func WithReadOnlyTx(m TxReadMode) Option {
 // WithHealth turns probing on or off (see Config.Health).
 func WithHealth(on bool) Option {
 	return func(c *Config) error { c.Health = on; return nil }
+}
+
+// WithTracer sets the Tracer of every statement and transaction.
+func WithTracer(t Tracer) Option {
+	return func(c *Config) error { c.Tracer = t; return nil }
 }
 
 // WithObserver sets the receiver of health and routing events.

@@ -73,6 +73,17 @@ func onNode(ctx context.Context, n *node, d router.Decision, q string, do work) 
 	}
 }
 
+// onNode runs a statement of the caller's on n (see onNode), recording
+// that it reached n and any error n's server returned.
+func (c *conn) onNode(ctx context.Context, n *node, d router.Decision, q string, do work) (outcome, *backend, error) {
+	c.ran = n
+	out, b, err := onNode(ctx, n, d, q, do)
+	if err != nil {
+		n.meters.serverError(err)
+	}
+	return out, b, err
+}
+
 // errInterrupted: health took the node out of rotation while the
 // statement ran there, and rwshard closed its connection (see
 // cluster.interrupt).
@@ -190,7 +201,7 @@ func (c *conn) dispatch(ctx context.Context, cls router.Class, d *router.Decisio
 			return outcome{}, nil, err
 		}
 		if !c.cl.isPrimary(n) {
-			return onNode(ctx, n, *d, q, do)
+			return c.onNode(ctx, n, *d, q, do)
 		}
 	case router.ToReplica:
 		return c.dispatchRead(ctx, d, h, q, do)
@@ -213,7 +224,7 @@ func (c *conn) dispatchRead(ctx context.Context, d *router.Decision, h hint.Hint
 	if err != nil {
 		return outcome{}, nil, err
 	}
-	out, b, err := onNode(ctx, n, *d, q, c.withWait(ctx, n, wait, do))
+	out, b, err := c.onNode(ctx, n, *d, q, c.withWait(ctx, n, wait, do))
 	if err == nil {
 		return out, b, nil
 	}
@@ -239,11 +250,12 @@ func (c *conn) dispatchRead(ctx context.Context, d *router.Decision, h hint.Hint
 	}
 	c.cl.mon.Emit(health.Event{Kind: health.ReadRetried, Node: n.name, Err: err})
 	n.retries.Add(1)
+	c.retried = true
 	f.exclude = n
 	if n, wait, err = c.pickForRead(&f, d, q); err != nil {
 		return outcome{}, nil, err
 	}
-	return onNode(ctx, n, *d, q, c.withWait(ctx, n, wait, do))
+	return c.onNode(ctx, n, *d, q, c.withWait(ctx, n, wait, do))
 }
 
 // pickForRead chooses the node for a read. For a causal read with no
@@ -315,11 +327,16 @@ func (c *conn) withWait(ctx context.Context, n *node, gtid health.GTIDSet, do wo
 			q = "SELECT WAIT_FOR_EXECUTED_GTID_SET(?, ?)"
 		}
 		args := []driver.NamedValue{{Ordinal: 1, Value: gtid.String()}, {Ordinal: 2, Value: c.cl.cfg.CausalTimeout.Seconds()}}
+		start := monotonic()
 		v, err := queryValue(ctx, dc, q, args)
 		if err != nil {
 			return outcome{}, err
 		}
-		if fmt.Sprint(v) != "0" {
+		took := monotonic() - start
+		c.waited += took
+		caught := fmt.Sprint(v) == "0"
+		n.meters.wait(took, caught)
+		if !caught {
 			return outcome{}, errNotCaughtUp
 		}
 		n.applied(gtid)
@@ -342,7 +359,7 @@ func (c *conn) dispatchPrimary(ctx context.Context, cls router.Class, d router.D
 		if err != nil {
 			return outcome{}, nil, err
 		}
-		out, b, err := onNode(ctx, n, d, q, do)
+		out, b, err := c.onNode(ctx, n, d, q, do)
 		switch {
 		case err == nil:
 			return out, b, nil

@@ -58,6 +58,14 @@ func TestLabDropInReadYourWrites(t *testing.T) {
 			assert.Equal(t, st.Reads, st.PrimaryReads, "no replica can have the writes in time: the primary")
 		} else {
 			assert.Zero(t, st.PrimaryReads, "the healthy replica waited for each write: %v", fmt.Sprint(st.Routes))
+			var waits, timeouts uint64
+			var waited time.Duration
+			for _, ns := range st.Nodes {
+				waits, timeouts, waited = waits+ns.Waits, timeouts+ns.WaitTimeouts, waited+ns.WaitTime
+			}
+			t.Logf("causal waits %d (%v), timed out %d", waits, waited, timeouts)
+			assert.True(t, waits > 0 && waited > 0, "the reads waited on the replica: Stats counts it")
+			assert.Zero(t, timeouts)
 		}
 		db.Close()
 		for _, r := range tc.delayed {

@@ -240,7 +240,7 @@ func errText(err error) string {
 }
 
 // logRoute writes the route log line of one statement (Config.RouteLog).
-func (c *conn) logRoute(ctx context.Context, q string, args []driver.NamedValue, d router.Decision, node string, start time.Time, err error) {
+func (c *conn) logRoute(ctx context.Context, q string, args []driver.NamedValue, d router.Decision, node string, took time.Duration, err error) {
 	cfg := c.cl.cfg
 	logger := cfg.Logger
 	if logger == nil {
@@ -257,7 +257,7 @@ func (c *conn) logRoute(ctx context.Context, q string, args []driver.NamedValue,
 		slog.String("node", node),
 		slog.String("reason", d.Reason.String()),
 		slog.String("sql", sqlText),
-		slog.Duration("took", time.Since(start)),
+		slog.Duration("took", took),
 	}
 	if len(args) > 0 {
 		if cfg.LogArgs {

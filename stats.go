@@ -26,6 +26,22 @@ type NodeStats struct {
 	// found their statement prepared (hits), that had to prepare it
 	// (misses), and statements closed to make room (evictions).
 	StmtHits, StmtMisses, StmtEvictions uint64
+	// ReadLatency and WriteLatency are the times statements took on the
+	// node until they returned (rows not yet read), causal waits and
+	// retries included, in LatencyBounds buckets: plain reads, and every
+	// other statement (writes, locking reads, session statements).
+	ReadLatency, WriteLatency Histogram
+	// ServerErrors counts the errors the node's server returned to
+	// statements, by MySQL error number (1062 duplicate key, 1213
+	// deadlock, 1290 read-only, …); nil before the first.
+	ServerErrors map[uint16]uint64
+	// Causal reads that waited on the node for their session's GTID, of
+	// which timed out (and went to the primary), and the time they waited.
+	Waits, WaitTimeouts uint64
+	WaitTime            time.Duration
+	// Pool is the node's connection pool as database/sql reports it (open,
+	// in use, idle, waits), the caller's own pool under OpenDB.
+	Pool sql.DBStats
 }
 
 // Stats is a snapshot of the cluster: the visible record of where
@@ -46,13 +62,16 @@ type Stats struct {
 	Fallbacks uint64
 	// Retries made and refused by the retry budget.
 	Retries, RetriesRefused uint64
+	// Events counts health and routing events by kind name ("node-down",
+	// "split-brain", …; health.EventKind's String), repeats included.
+	Events map[string]uint64
 }
 
 // Stats returns a snapshot of the connector's nodes. A sharded connector
 // reports the nodes of every data source (named <ds>-primary,
 // <ds>-replica1, …) and sums the counters.
 func (c *Connector) Stats() Stats {
-	s := Stats{Routes: map[string]uint64{}}
+	s := Stats{Routes: map[string]uint64{}, Events: map[string]uint64{}}
 	for _, cl := range c.clusters() {
 		cl.addStats(&s)
 	}
@@ -84,7 +103,14 @@ func (cl *cluster) addStats(s *Stats) {
 			Lag: lag, LagKnown: known, InFlight: n.inFlight.Load(), Latency: n.latency.Value(),
 			Queries: n.queries.Load(), Errors: n.errors.Load(), Retries: n.retries.Load(),
 			StmtHits: n.stmts.hits.Load(), StmtMisses: n.stmts.misses.Load(), StmtEvictions: n.stmts.evictions.Load(),
+			ReadLatency: n.meters.reads.snapshot(), WriteLatency: n.meters.writes.snapshot(),
+			ServerErrors: n.meters.serverErrors(),
+			Waits:        n.meters.waits.Load(), WaitTimeouts: n.meters.waitTimeouts.Load(),
+			WaitTime: time.Duration(n.meters.waitNanos.Load()), Pool: n.db.Stats(),
 		})
+	}
+	for k, v := range cl.mon.EventCounts() {
+		s.Events[k.String()] += v
 	}
 	for r := range router.NumReasons {
 		if v := cl.routes[r].Load(); v > 0 {

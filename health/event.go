@@ -3,6 +3,7 @@ package health
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -102,6 +103,8 @@ type aggregator struct {
 	open    map[aggKey]*aggEntry
 	dropped int
 	closed  bool
+
+	counts [NumEventKinds]atomic.Uint64 // every event emitted, repeats included
 }
 
 type aggKey struct {
@@ -127,6 +130,9 @@ func (a *aggregator) emit(e Event) {
 		e.Time = a.now()
 	}
 	e.Count = 1
+	if int(e.Kind) < len(a.counts) {
+		a.counts[e.Kind].Add(1)
+	}
 	k := aggKey{e.Kind, e.Node, e.Code}
 	a.mu.Lock()
 	defer a.mu.Unlock()

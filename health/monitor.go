@@ -239,6 +239,16 @@ func (m *Monitor) notifyLocked() {
 // primary), folded with its repeats like the monitor's own.
 func (m *Monitor) Emit(e Event) { m.agg.emit(e) }
 
+// EventCounts returns how many events of each kind were emitted, repeats
+// included (whether or not an observer is set or kept up), by kind.
+func (m *Monitor) EventCounts() map[EventKind]uint64 {
+	out := make(map[EventKind]uint64, NumEventKinds-1)
+	for _, k := range EventKinds() {
+		out[k] = m.agg.counts[k].Load()
+	}
+	return out
+}
+
 // Start launches one probe loop per node, the heartbeat writer if any, and
 // the event delivery, and returns at once: it does no I/O itself. Each
 // loop probes its node at once; Ready reports when every node has been

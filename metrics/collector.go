@@ -1,22 +1,20 @@
 package metrics
 
 import (
+	"maps"
 	"math"
+	"slices"
+	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/rwshard/rwshard"
+	"github.com/rwshard/rwshard/health"
 	"github.com/rwshard/rwshard/router"
 )
 
 var _ prometheus.Collector = (*Collector)(nil)
-
-// Role label values.
-const (
-	rolePrimary = "primary"
-	roleReplica = "replica"
-)
 
 // Collector is a prometheus.Collector over a Connector's Stats. It takes
 // one snapshot per scrape and keeps no state of its own between scrapes.
@@ -42,6 +40,22 @@ type Collector struct {
 	fallbacks       *prometheus.Desc
 	retries         *prometheus.Desc
 	retriesRefused  *prometheus.Desc
+
+	duration      *prometheus.Desc
+	serverErrors  *prometheus.Desc
+	waits         *prometheus.Desc
+	waitTimeouts  *prometheus.Desc
+	waitSeconds   *prometheus.Desc
+	poolOpen      *prometheus.Desc
+	poolInUse     *prometheus.Desc
+	poolIdle      *prometheus.Desc
+	poolWaits     *prometheus.Desc
+	poolWaitSecs  *prometheus.Desc
+	stmtHits      *prometheus.Desc
+	stmtMisses    *prometheus.Desc
+	stmtEvictions *prometheus.Desc
+	events        *prometheus.Desc
+	eventKinds    []string // health.EventKinds() names, in order
 }
 
 // Option configures a Collector.
@@ -55,8 +69,8 @@ func WithNamespace(ns string) Option {
 
 // WithConstLabels adds labels with fixed values to every metric, so that
 // collectors of several Connectors can be registered side by side, e.g.
-// prometheus.Labels{"cluster": "orders"}. The names "node", "role" and
-// "reason" are taken by the collector's own labels; using one of them
+// prometheus.Labels{"cluster": "orders"}. The names "node", "reason",
+// "class", "code" and "kind" are taken by the collector's own labels; using one of them
 // makes registration fail.
 func WithConstLabels(l prometheus.Labels) Option {
 	return func(c *Collector) {
@@ -84,10 +98,13 @@ func NewCollector(c *rwshard.Connector, opts ...Option) *Collector {
 		col.reasons = append(col.reasons, r.String())
 	}
 
+	for _, k := range health.EventKinds() {
+		col.eventKinds = append(col.eventKinds, k.String())
+	}
+
 	node := []string{"node"}
-	nodeRole := []string{"node", "role"}
 	col.queries = col.desc("queries_total",
-		"Statements sent to the node, labelled with the node's role at scrape time.", nodeRole)
+		"Statements sent to the node.", node)
 	col.routes = col.desc("routes_total",
 		"Statements routed, by the reason of their final routing decision.", []string{"reason"})
 	col.nodeErrors = col.desc("node_errors_total",
@@ -95,13 +112,13 @@ func NewCollector(c *rwshard.Connector, opts ...Option) *Collector {
 	col.nodeReadRetries = col.desc("node_read_retries_total",
 		"Reads that failed on the node and were retried on another node.", node)
 	col.nodeUp = col.desc("node_up",
-		"Whether the node is in rotation (1) or taken out by failed probes or traffic (0).", nodeRole)
+		"Whether the node is in rotation (1) or taken out by failed probes or traffic (0).", node)
 	col.nodeFenced = col.desc("node_fenced",
 		"Whether the replica is fenced for lag over the limit or stopped replication (1) or not (0).", node)
 	col.nodePrimary = col.desc("node_primary",
 		"Whether the node is the one currently taken as primary (1) or not (0).", node)
 	col.replicaLag = col.desc("replica_lag_seconds",
-		"Estimated replication lag of the node behind the primary in seconds, +Inf when replication is stopped, absent when unknown.", node)
+		"Estimated replication lag of the replica behind the primary in seconds, +Inf when replication is stopped, absent when unknown.", node)
 	col.nodeInFlight = col.desc("node_in_flight",
 		"Statements running on the node now.", node)
 	col.nodeLatency = col.desc("node_latency_seconds",
@@ -116,6 +133,34 @@ func NewCollector(c *rwshard.Connector, opts ...Option) *Collector {
 		"Failed reads retried on another node within the retry budget.", nil)
 	col.retriesRefused = col.desc("retries_refused_total",
 		"Failed reads not retried because the retry budget was spent.", nil)
+	col.duration = col.desc("statement_duration_seconds",
+		"Time statements took on the node until they returned, causal waits and retries included, by class: read (plain reads) or write (every other statement).", []string{"node", "class"})
+	col.serverErrors = col.desc("server_errors_total",
+		"Errors the node's server returned to statements, by MySQL error number.", []string{"node", "code"})
+	col.waits = col.desc("causal_waits_total",
+		"Causal reads that waited on the replica for their session's GTID.", node)
+	col.waitTimeouts = col.desc("causal_wait_timeouts_total",
+		"Causal waits on the replica that timed out, the read going to the primary.", node)
+	col.waitSeconds = col.desc("causal_wait_seconds_total",
+		"Time causal reads spent waiting on the replica for their session's GTID.", node)
+	col.poolOpen = col.desc("pool_open_connections",
+		"Connections open to the node, in use or idle.", node)
+	col.poolInUse = col.desc("pool_in_use_connections",
+		"Connections to the node in use now.", node)
+	col.poolIdle = col.desc("pool_idle_connections",
+		"Idle connections to the node.", node)
+	col.poolWaits = col.desc("pool_waits_total",
+		"Times a statement waited for a connection to the node because its pool was at its limit.", node)
+	col.poolWaitSecs = col.desc("pool_wait_seconds_total",
+		"Time statements spent waiting for a connection to the node.", node)
+	col.stmtHits = col.desc("stmt_cache_hits_total",
+		"Executions that found their statement prepared on the node's connection.", node)
+	col.stmtMisses = col.desc("stmt_cache_misses_total",
+		"Executions that had to prepare their statement on the node's connection.", node)
+	col.stmtEvictions = col.desc("stmt_cache_evictions_total",
+		"Prepared statements closed on the node's connections to make room.", node)
+	col.events = col.desc("events_total",
+		"Health and routing events, repeats included, by kind.", []string{"kind"})
 	return col
 }
 
@@ -129,6 +174,9 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 		c.queries, c.routes, c.nodeErrors, c.nodeReadRetries,
 		c.nodeUp, c.nodeFenced, c.nodePrimary, c.replicaLag, c.nodeInFlight, c.nodeLatency,
 		c.reads, c.primaryReads, c.fallbacks, c.retries, c.retriesRefused,
+		c.duration, c.serverErrors, c.waits, c.waitTimeouts, c.waitSeconds,
+		c.poolOpen, c.poolInUse, c.poolIdle, c.poolWaits, c.poolWaitSecs,
+		c.stmtHits, c.stmtMisses, c.stmtEvictions, c.events,
 	} {
 		ch <- d
 	}
@@ -139,23 +187,38 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	s := c.conn.Stats()
 	for _, n := range s.Nodes {
-		role := roleReplica
-		if n.Primary {
-			role = rolePrimary
-		}
-		send(ch, c.queries, prometheus.CounterValue, float64(n.Queries), n.Name, role)
+		send(ch, c.queries, prometheus.CounterValue, float64(n.Queries), n.Name)
 		send(ch, c.nodeErrors, prometheus.CounterValue, float64(n.Errors), n.Name)
 		send(ch, c.nodeReadRetries, prometheus.CounterValue, float64(n.Retries), n.Name)
-		send(ch, c.nodeUp, prometheus.GaugeValue, bool01(n.Up), n.Name, role)
+		send(ch, c.nodeUp, prometheus.GaugeValue, bool01(n.Up), n.Name)
 		send(ch, c.nodeFenced, prometheus.GaugeValue, bool01(n.Fenced), n.Name)
 		send(ch, c.nodePrimary, prometheus.GaugeValue, bool01(n.Primary), n.Name)
-		if n.LagKnown {
+		if n.LagKnown && !n.Primary {
 			send(ch, c.replicaLag, prometheus.GaugeValue, lagSeconds(n.Lag), n.Name)
 		}
 		send(ch, c.nodeInFlight, prometheus.GaugeValue, float64(n.InFlight), n.Name)
 		if n.Latency > 0 { // 0: no statement measured yet
 			send(ch, c.nodeLatency, prometheus.GaugeValue, n.Latency.Seconds(), n.Name)
 		}
+		c.histogram(ch, n.ReadLatency, n.Name, "read")
+		c.histogram(ch, n.WriteLatency, n.Name, "write")
+		for _, code := range slices.Sorted(maps.Keys(n.ServerErrors)) {
+			send(ch, c.serverErrors, prometheus.CounterValue, float64(n.ServerErrors[code]), n.Name, strconv.Itoa(int(code)))
+		}
+		send(ch, c.waits, prometheus.CounterValue, float64(n.Waits), n.Name)
+		send(ch, c.waitTimeouts, prometheus.CounterValue, float64(n.WaitTimeouts), n.Name)
+		send(ch, c.waitSeconds, prometheus.CounterValue, n.WaitTime.Seconds(), n.Name)
+		send(ch, c.poolOpen, prometheus.GaugeValue, float64(n.Pool.OpenConnections), n.Name)
+		send(ch, c.poolInUse, prometheus.GaugeValue, float64(n.Pool.InUse), n.Name)
+		send(ch, c.poolIdle, prometheus.GaugeValue, float64(n.Pool.Idle), n.Name)
+		send(ch, c.poolWaits, prometheus.CounterValue, float64(n.Pool.WaitCount), n.Name)
+		send(ch, c.poolWaitSecs, prometheus.CounterValue, n.Pool.WaitDuration.Seconds(), n.Name)
+		send(ch, c.stmtHits, prometheus.CounterValue, float64(n.StmtHits), n.Name)
+		send(ch, c.stmtMisses, prometheus.CounterValue, float64(n.StmtMisses), n.Name)
+		send(ch, c.stmtEvictions, prometheus.CounterValue, float64(n.StmtEvictions), n.Name)
+	}
+	for _, k := range c.eventKinds {
+		send(ch, c.events, prometheus.CounterValue, float64(s.Events[k]), k)
 	}
 	for _, r := range c.reasons {
 		send(ch, c.routes, prometheus.CounterValue, float64(s.Routes[r]), r)
@@ -174,6 +237,23 @@ func send(ch chan<- prometheus.Metric, d *prometheus.Desc, t prometheus.ValueTyp
 	m, err := prometheus.NewConstMetric(d, t, v, labels...)
 	if err != nil {
 		m = prometheus.NewInvalidMetric(d, err)
+	}
+	ch <- m
+}
+
+// histogram emits a latency histogram, its buckets made cumulative.
+func (c *Collector) histogram(ch chan<- prometheus.Metric, h rwshard.Histogram, node, class string) {
+	buckets := make(map[float64]uint64, len(rwshard.LatencyBounds))
+	var cum uint64
+	for i, le := range rwshard.LatencyBounds {
+		if i < len(h.Counts) {
+			cum += h.Counts[i]
+		}
+		buckets[le.Seconds()] = cum
+	}
+	m, err := prometheus.NewConstHistogram(c.duration, h.Count, h.Sum.Seconds(), buckets, node, class)
+	if err != nil {
+		m = prometheus.NewInvalidMetric(c.duration, err)
 	}
 	ch <- m
 }

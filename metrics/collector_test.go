@@ -8,10 +8,12 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/go-sql-driver/mysql"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/rwshard/rwshard/health"
 	"github.com/rwshard/rwshard/hint"
 	"github.com/rwshard/rwshard/metrics"
 	"github.com/rwshard/rwshard/router"
@@ -47,8 +49,8 @@ func TestScrape(t *testing.T) {
 	fams := scrape(t, reg)
 
 	// Where the statements ran.
-	wantSample(t, fams, "rwshard_queries_total", l("node", "replica1", "role", "replica"), reads)
-	wantSample(t, fams, "rwshard_queries_total", l("node", "primary", "role", "primary"), writes+1)
+	wantSample(t, fams, "rwshard_queries_total", l("node", "replica1"), reads)
+	wantSample(t, fams, "rwshard_queries_total", l("node", "primary"), writes+1)
 
 	// Why: every reason has a series, the ones not taken at 0.
 	routes := map[string]float64{"replica": reads, "write": writes, "hint-primary": 1}
@@ -71,7 +73,7 @@ func TestScrape(t *testing.T) {
 		if n.role == "primary" {
 			primary = 1
 		}
-		wantSample(t, fams, "rwshard_node_up", l("node", n.name, "role", n.role), 1)
+		wantSample(t, fams, "rwshard_node_up", l("node", n.name), 1)
 		wantSample(t, fams, "rwshard_node_primary", l("node", n.name), primary)
 		wantSample(t, fams, "rwshard_node_fenced", l("node", n.name), 0)
 		inFlight := 0.0 // backend connections checked out: the idle logical connection keeps the primary one
@@ -89,11 +91,50 @@ func TestScrape(t *testing.T) {
 		t.Errorf("rwshard_replica_lag_seconds with lag unknown: %v, want no sample", f)
 	}
 
+	// Latency histograms by node and class: the reads on the replica, the
+	// writes and the hinted read on the primary.
+	for _, h := range []struct {
+		node, class string
+		n           uint64
+	}{{"replica1", "read", reads}, {"replica1", "write", 0}, {"primary", "write", writes}, {"primary", "read", 1}} {
+		m := metric(fams, "rwshard_statement_duration_seconds", l("node", h.node, "class", h.class))
+		if m == nil {
+			t.Errorf("no histogram for %s/%s", h.node, h.class)
+			continue
+		}
+		hist := m.GetHistogram()
+		b := hist.GetBucket()
+		// 14 bounds and +Inf, which the text exposition shows.
+		if hist.GetSampleCount() != h.n || len(b) != 15 || b[13].GetUpperBound() != 10 || b[14].GetCumulativeCount() != h.n {
+			t.Errorf("histogram %s/%s: count %d (want %d), %d buckets, last %v", h.node, h.class, hist.GetSampleCount(), h.n, len(b), b[len(b)-1])
+		}
+		if h.n > 0 && hist.GetSampleSum() <= 0 {
+			t.Errorf("histogram %s/%s: sum %v", h.node, h.class, hist.GetSampleSum())
+		}
+	}
+	// Pools: the idle logical connection keeps its primary connection.
+	wantSample(t, fams, "rwshard_pool_in_use_connections", l("node", "primary"), 1)
+	wantSample(t, fams, "rwshard_pool_open_connections", l("node", "replica1"), 1)
+	wantSample(t, fams, "rwshard_pool_idle_connections", l("node", "replica1"), 1)
+	wantSample(t, fams, "rwshard_pool_waits_total", l("node", "replica1"), 0)
+	wantSample(t, fams, "rwshard_causal_waits_total", l("node", "replica1"), 0)
+	// The caller's pools (OpenDB) have no rwshard statement cache.
+	wantSample(t, fams, "rwshard_stmt_cache_hits_total", l("node", "replica1"), 0)
+	for _, k := range health.EventKinds() {
+		wantSample(t, fams, "rwshard_events_total", l("kind", k.String()), 0)
+	}
+	if _, ok := fams["rwshard_server_errors_total"]; ok {
+		t.Errorf("rwshard_server_errors_total before any error: want no sample")
+	}
+
 	// Types and help.
 	for name, f := range fams {
 		want := dto.MetricType_GAUGE
-		if strings.HasSuffix(name, "_total") {
+		switch {
+		case strings.HasSuffix(name, "_total"):
 			want = dto.MetricType_COUNTER
+		case strings.HasSuffix(name, "_duration_seconds"):
+			want = dto.MetricType_HISTOGRAM
 		}
 		if f.GetType() != want {
 			t.Errorf("%s is a %v, want %v", name, f.GetType(), want)
@@ -102,7 +143,7 @@ func TestScrape(t *testing.T) {
 			t.Errorf("%s: help %q, want one sentence", name, h)
 		}
 	}
-	if got, want := len(fams), 14; got != want { // 15 less the lag
+	if got, want := len(fams), 27; got != want { // 29 less the lag and server errors
 		t.Errorf("%d metric families, want %d", got, want)
 	}
 }
@@ -118,8 +159,8 @@ func TestBeforeTraffic(t *testing.T) {
 	for _, r := range router.Reasons() {
 		wantSample(t, fams, "rwshard_routes_total", l("reason", r.String()), 0)
 	}
-	wantSample(t, fams, "rwshard_queries_total", l("node", "primary", "role", "primary"), 0)
-	wantSample(t, fams, "rwshard_queries_total", l("node", "replica1", "role", "replica"), 0)
+	wantSample(t, fams, "rwshard_queries_total", l("node", "primary"), 0)
+	wantSample(t, fams, "rwshard_queries_total", l("node", "replica1"), 0)
 	wantSample(t, fams, "rwshard_reads_total", nil, 0)
 	for _, name := range []string{"rwshard_node_latency_seconds", "rwshard_replica_lag_seconds"} {
 		if _, ok := fams[name]; ok {
@@ -159,7 +200,7 @@ func TestReadRetry(t *testing.T) {
 	wantSample(t, fams, "rwshard_node_read_retries_total", l("node", "primary"), 0)
 	wantSample(t, fams, "rwshard_retries_total", nil, 1)
 	wantSample(t, fams, "rwshard_retries_refused_total", nil, 2)
-	wantSample(t, fams, "rwshard_queries_total", l("node", "primary", "role", "primary"), 1)
+	wantSample(t, fams, "rwshard_queries_total", l("node", "primary"), 1)
 	wantSample(t, fams, "rwshard_primary_reads_total", nil, 1)
 	// With its only replica excluded, the retry is a fallback to the
 	// primary.
@@ -189,10 +230,10 @@ func TestLint(t *testing.T) {
 	}
 
 	const want = `
-# HELP rwshard_queries_total Statements sent to the node, labelled with the node's role at scrape time.
+# HELP rwshard_queries_total Statements sent to the node.
 # TYPE rwshard_queries_total counter
-rwshard_queries_total{node="primary",role="primary"} 1
-rwshard_queries_total{node="replica1",role="replica"} 1
+rwshard_queries_total{node="primary"} 1
+rwshard_queries_total{node="replica1"} 1
 # HELP rwshard_node_primary Whether the node is the one currently taken as primary (1) or not (0).
 # TYPE rwshard_node_primary gauge
 rwshard_node_primary{node="primary"} 1
@@ -216,6 +257,7 @@ rwshard_routes_total{reason="replica"} 1
 rwshard_routes_total{reason="session-pinned"} 0
 rwshard_routes_total{reason="session-read"} 0
 rwshard_routes_total{reason="starting"} 0
+rwshard_routes_total{reason="stored-function"} 0
 rwshard_routes_total{reason="unknown"} 0
 rwshard_routes_total{reason="write"} 1
 `
@@ -248,10 +290,10 @@ func TestSideBySide(t *testing.T) {
 		}
 	}
 	fams := scrape(t, reg)
-	wantSample(t, fams, "rwshard_queries_total", l("cluster", "orders", "node", "replica1", "role", "replica"), 2)
-	wantSample(t, fams, "rwshard_queries_total", l("cluster", "orders", "node", "primary", "role", "primary"), 0)
-	wantSample(t, fams, "rwshard_queries_total", l("cluster", "users", "node", "replica1", "role", "replica"), 0)
-	wantSample(t, fams, "rwshard_queries_total", l("cluster", "users", "node", "primary", "role", "primary"), 1)
+	wantSample(t, fams, "rwshard_queries_total", l("cluster", "orders", "node", "replica1"), 2)
+	wantSample(t, fams, "rwshard_queries_total", l("cluster", "orders", "node", "primary"), 0)
+	wantSample(t, fams, "rwshard_queries_total", l("cluster", "users", "node", "replica1"), 0)
+	wantSample(t, fams, "rwshard_queries_total", l("cluster", "users", "node", "primary"), 1)
 	wantSample(t, fams, "rwshard_routes_total", l("cluster", "orders", "reason", "replica"), 2)
 	wantSample(t, fams, "rwshard_routes_total", l("cluster", "users", "reason", "write"), 1)
 	if got, want := len(fams["rwshard_routes_total"].GetMetric()), 2*len(router.Reasons()); got != want {
@@ -285,7 +327,7 @@ func TestConstLabelsMerge(t *testing.T) {
 // be registered.
 func TestConstLabelClash(t *testing.T) {
 	c := newCluster(t)
-	for _, name := range []string{"node", "role", "reason"} {
+	for _, name := range []string{"node", "reason", "class", "code", "kind"} {
 		col := metrics.NewCollector(c.conn, metrics.WithConstLabels(prometheus.Labels{name: "x"}))
 		if err := prometheus.NewPedanticRegistry().Register(col); err == nil {
 			t.Errorf("const label %q: registered, want an error", name)
@@ -298,7 +340,7 @@ func TestNamespace(t *testing.T) {
 	reg := prometheus.NewPedanticRegistry()
 	reg.MustRegister(metrics.NewCollector(c.conn, metrics.WithNamespace("shop")))
 	fams := scrape(t, reg)
-	wantSample(t, fams, "shop_queries_total", l("node", "primary", "role", "primary"), 0)
+	wantSample(t, fams, "shop_queries_total", l("node", "primary"), 0)
 	wantSample(t, fams, "shop_routes_total", l("reason", "replica"), 0)
 	for name := range fams {
 		if !strings.HasPrefix(name, "shop_") {
@@ -359,6 +401,33 @@ func TestConcurrentScrapes(t *testing.T) {
 		t.Errorf("rwshard_routes_total{reason=replica} = %v after all reads, want %d", last, workers*each)
 	}
 	c.met(t)
+}
+
+// TestServerErrors: errors the server returned are counted by node and
+// number; connection failures are not server errors.
+func TestServerErrors(t *testing.T) {
+	c := newCluster(t)
+	for range 2 {
+		c.primary.ExpectExec(writeSQL).WillReturnError(&mysql.MySQLError{Number: 1062, Message: "Duplicate entry"})
+	}
+	c.primary.ExpectExec(writeSQL).WillReturnError(&mysql.MySQLError{Number: 1213, Message: "Deadlock found"})
+	for range 3 {
+		if _, err := c.db.Exec(writeSQL); err == nil {
+			t.Fatal("write: no error")
+		}
+	}
+	c.met(t)
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(metrics.NewCollector(c.conn))
+	fams := scrape(t, reg)
+	wantSample(t, fams, "rwshard_server_errors_total", l("node", "primary", "code", "1062"), 2)
+	wantSample(t, fams, "rwshard_server_errors_total", l("node", "primary", "code", "1213"), 1)
+	if got := len(fams["rwshard_server_errors_total"].GetMetric()); got != 2 {
+		t.Errorf("%d server error series, want 2", got)
+	}
+	if m := metric(fams, "rwshard_statement_duration_seconds", l("node", "primary", "class", "write")); m.GetHistogram().GetSampleCount() != 3 {
+		t.Errorf("failed writes in the histogram: %v", m)
+	}
 }
 
 func TestNilConnector(t *testing.T) {

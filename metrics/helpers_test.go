@@ -124,15 +124,11 @@ func scrape(t *testing.T, g prometheus.Gatherer) map[string]*dto.MetricFamily {
 	return fams
 }
 
-// sample returns the value of the sample of family name whose labels are
-// exactly want, and whether there is one.
-func sample(fams map[string]*dto.MetricFamily, name string, want map[string]string) (float64, bool) {
-	f := fams[name]
-	if f == nil {
-		return 0, false
-	}
+// metric returns the sample of family name whose labels are exactly
+// want, or nil.
+func metric(fams map[string]*dto.MetricFamily, name string, want map[string]string) *dto.Metric {
 next:
-	for _, m := range f.GetMetric() {
+	for _, m := range fams[name].GetMetric() {
 		if len(m.GetLabel()) != len(want) {
 			continue
 		}
@@ -141,16 +137,26 @@ next:
 				continue next
 			}
 		}
-		switch f.GetType() {
-		case dto.MetricType_COUNTER:
-			return m.GetCounter().GetValue(), true
-		case dto.MetricType_GAUGE:
-			return m.GetGauge().GetValue(), true
-		default:
-			return m.GetUntyped().GetValue(), true
-		}
+		return m
 	}
-	return 0, false
+	return nil
+}
+
+// sample returns the value of the sample of family name whose labels are
+// exactly want, and whether there is one.
+func sample(fams map[string]*dto.MetricFamily, name string, want map[string]string) (float64, bool) {
+	m := metric(fams, name, want)
+	if m == nil {
+		return 0, false
+	}
+	switch fams[name].GetType() {
+	case dto.MetricType_COUNTER:
+		return m.GetCounter().GetValue(), true
+	case dto.MetricType_GAUGE:
+		return m.GetGauge().GetValue(), true
+	default:
+		return m.GetUntyped().GetValue(), true
+	}
 }
 
 // wantSample fails unless the sample exists with value v.

@@ -1,0 +1,169 @@
+package rwshard
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/rwshard/rwshard/router"
+)
+
+// What rwshard measures as statements run: latency histograms, server
+// errors by number, causal waits, events; and the Tracer hook. All of it
+// is atomic counters on the statement path, no allocation, no lock but on
+// the first occurrence of a server error number.
+
+// LatencyBounds are the upper bounds of the latency histograms' buckets
+// (Prometheus' "le"); a last, unbounded bucket follows.
+var LatencyBounds = []time.Duration{
+	500 * time.Microsecond, time.Millisecond, 2500 * time.Microsecond, 5 * time.Millisecond,
+	10 * time.Millisecond, 25 * time.Millisecond, 50 * time.Millisecond, 100 * time.Millisecond,
+	250 * time.Millisecond, 500 * time.Millisecond, time.Second, 2500 * time.Millisecond,
+	5 * time.Second, 10 * time.Second,
+}
+
+// histogram counts latencies in LatencyBounds buckets.
+type histogram struct {
+	buckets [15]atomic.Uint64 // len(LatencyBounds)+1
+	sum     atomic.Int64      // nanoseconds
+}
+
+func (h *histogram) observe(d time.Duration) {
+	i := 0
+	for i < len(LatencyBounds) && d > LatencyBounds[i] {
+		i++
+	}
+	h.buckets[i].Add(1)
+	h.sum.Add(int64(d))
+}
+
+// Histogram is a snapshot of a latency histogram: Counts[i] statements
+// took at most LatencyBounds[i] (and more than the bound before); the last
+// count is beyond the last bound.
+type Histogram struct {
+	Counts []uint64
+	Sum    time.Duration
+	Count  uint64
+}
+
+func (h *histogram) snapshot() Histogram {
+	s := Histogram{Counts: make([]uint64, len(h.buckets)), Sum: time.Duration(h.sum.Load())}
+	for i := range h.buckets {
+		s.Counts[i] = h.buckets[i].Load()
+		s.Count += s.Counts[i]
+	}
+	return s
+}
+
+// nodeMeters are a node's measurements beyond its health.
+type nodeMeters struct {
+	reads, writes histogram // statement latency by class: plain reads, the rest (writes, locking reads, session statements, unknown)
+	serverErrs    sync.Map  // uint16 → *atomic.Uint64: errors the server returned, by number
+	waits         atomic.Uint64
+	waitTimeouts  atomic.Uint64
+	waitNanos     atomic.Int64
+}
+
+// latency records a statement's time until it returned, by class.
+func (m *nodeMeters) latency(k router.Kind, d time.Duration) {
+	if k == router.Read {
+		m.reads.observe(d)
+	} else {
+		m.writes.observe(d)
+	}
+}
+
+// wait records a causal wait on the node and whether it caught up.
+func (m *nodeMeters) wait(d time.Duration, caught bool) {
+	m.waits.Add(1)
+	m.waitNanos.Add(int64(d))
+	if !caught {
+		m.waitTimeouts.Add(1)
+	}
+}
+
+// serverError counts an error the server returned on n.
+func (m *nodeMeters) serverError(err error) {
+	var me *mysql.MySQLError
+	if !errors.As(err, &me) {
+		return
+	}
+	v, ok := m.serverErrs.Load(me.Number)
+	if !ok {
+		v, _ = m.serverErrs.LoadOrStore(me.Number, new(atomic.Uint64))
+	}
+	v.(*atomic.Uint64).Add(1)
+}
+
+func (m *nodeMeters) serverErrors() map[uint16]uint64 {
+	var out map[uint16]uint64
+	m.serverErrs.Range(func(k, v any) bool {
+		if out == nil {
+			out = map[uint16]uint64{}
+		}
+		out[k.(uint16)] = v.(*atomic.Uint64).Load()
+		return true
+	})
+	return out
+}
+
+// Tracer sees every statement and transaction of a connector as it
+// happens, the shape of pgx's QueryTracer: Start returns the context the
+// statement runs with (a span's), End gets what happened. Set it in
+// Config.Tracer; unset, it costs nothing. An implementation must be safe
+// for concurrent use. The OpenTelemetry adapter is the module
+// github.com/rwshard/rwshard/otel.
+type Tracer interface {
+	StatementStart(ctx context.Context, s StatementStart) context.Context
+	StatementEnd(ctx context.Context, e StatementEnd)
+}
+
+// TxTracer, implemented by a Tracer as well, sees BeginTx transactions.
+type TxTracer interface {
+	TxStart(ctx context.Context, s TxStart) context.Context
+	TxEnd(ctx context.Context, e TxEnd)
+}
+
+// StatementStart is what is known before a statement is routed.
+type StatementStart struct {
+	SQL  string // as the caller gave it; redact before exporting (see StatementEnd.Redacted)
+	Args int
+}
+
+// StatementEnd is what happened to a statement.
+type StatementEnd struct {
+	// Node ran it ("" when it ran nowhere); Role is "primary" or "replica".
+	Node, Role string
+	// Reason is the final routing reason ("replica", "write", …); Kind the
+	// classifier's verdict ("read", "write", …).
+	Reason, Kind string
+	// Redacted is the SQL with its string literals replaced by '?'.
+	Redacted string
+	// RowsAffected of a statement without rows, -1 otherwise or unknown.
+	RowsAffected int64
+	// Waited is the time a causal read waited for its GTID on the replica
+	// (0 without a wait); Retried reports a read run again on another
+	// node after a connection failure.
+	Waited  time.Duration
+	Retried bool
+	Err     error
+	// Duration until the statement returned (its rows not yet read).
+	Duration time.Duration
+}
+
+// TxStart and TxEnd describe a BeginTx transaction.
+type TxStart struct {
+	ReadOnly  bool
+	Isolation int // database/sql's IsolationLevel
+}
+
+type TxEnd struct {
+	Node     string
+	Commit   bool // false: rolled back
+	Err      error
+	Duration time.Duration
+}
