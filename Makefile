@@ -4,7 +4,7 @@ GO ?= go
 # Every module of the repository: the driver first, then the modules built
 # on it (sharding, metrics, the CLI, examples, benchmarks, and the tests
 # that need third-party libraries).
-MODULES := . shard metrics cmd/rwshard examples bench tests
+MODULES := . shard metrics otel cmd/rwshard examples bench tests
 
 .PHONY: test demo mariadb check bench fuzz
 

@@ -389,7 +389,10 @@ func (c *conn) statementEnd(q string, cls router.Class, d router.Decision, out o
 	e := StatementEnd{Node: c.nodeName(d), Reason: d.Reason.String(), Kind: cls.Kind.String(),
 		Redacted: redact.Literals(q), RowsAffected: -1, Waited: c.waited, Retried: c.retried, Err: err, Duration: took}
 	if c.ran != nil {
-		e.Role = roleOf(c.cl.isPrimary(c.ran))
+		e.Role, e.Addr = roleOf(c.cl.isPrimary(c.ran)), c.cl.cfg.Nodes[c.ran.index].Addr
+	}
+	if c.cl.cfg.Backend != nil {
+		e.Database = c.cl.cfg.Backend.DBName
 	}
 	if out.res != nil && err == nil {
 		if n, rerr := out.res.RowsAffected(); rerr == nil {
@@ -558,7 +561,7 @@ func (c *conn) traceTx(commit bool, err error) {
 	}
 	e := TxEnd{Commit: commit, Err: err, Duration: monotonic() - c.txStart}
 	if c.sess != nil {
-		e.Node = c.sess.node.name
+		e.Node, e.Addr = c.sess.node.name, c.cl.cfg.Nodes[c.sess.node.index].Addr
 	}
 	tt.TxEnd(c.txCtx, e)
 	c.txCtx = nil

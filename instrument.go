@@ -136,8 +136,10 @@ type StatementStart struct {
 
 // StatementEnd is what happened to a statement.
 type StatementEnd struct {
-	// Node ran it ("" when it ran nowhere); Role is "primary" or "replica".
-	Node, Role string
+	// Node ran it ("" when it ran nowhere); Role is "primary" or "replica";
+	// Addr is the node's host:port (or socket path; "" under OpenDB) and
+	// Database the DSN's database.
+	Node, Role, Addr, Database string
 	// Reason is the final routing reason ("replica", "write", …); Kind the
 	// classifier's verdict ("read", "write", …).
 	Reason, Kind string
@@ -162,7 +164,8 @@ type TxStart struct {
 }
 
 type TxEnd struct {
-	Node     string
+	Node     string // "" when the transaction did not begin anywhere
+	Addr     string
 	Commit   bool // false: rolled back
 	Err      error
 	Duration time.Duration

@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"net/url"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -185,6 +187,52 @@ func TestLabShardedSession(t *testing.T) {
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "0 placeholders, got 1 arguments")
 	})
+
+	t.Run("the tracer sees every unit", func(t *testing.T) {
+		cfg, err := rwshard.ParseDSN("/app?rwshard.rulesFile=" + url.QueryEscape(labtest.RulesFile(t, l)))
+		require.NoError(t, err)
+		rec := &unitRecorder{}
+		cfg.Tracer = rec
+		c, err := rwshard.NewConnector(cfg)
+		require.NoError(t, err)
+		tdb := sql.OpenDB(c)
+		defer tdb.Close()
+		require.NoError(t, c.Ready(ctx))
+		rows, err := tdb.QueryContext(ctx, "SELECT order_id FROM t_order")
+		require.NoError(t, err)
+		for rows.Next() {
+		}
+		require.NoError(t, rows.Err())
+		rows.Close()
+		rec.mu.Lock()
+		defer rec.mu.Unlock()
+		var tables, nodes []string
+		for _, e := range rec.ends {
+			tables = append(tables, e.Redacted)
+			nodes = append(nodes, e.Node)
+		}
+		// Four physical tables on two data sources: a span per unit, each
+		// on the data source's own node.
+		require.Len(t, rec.ends, 4, "%v", tables)
+		assert.ElementsMatch(t, []string{"ds_0-replica1", "ds_0-replica1", "ds_1-replica1", "ds_1-replica1"}, nodes, "%v", tables)
+		assert.Contains(t, strings.Join(tables, " "), "t_order_1")
+	})
+}
+
+// unitRecorder records the StatementEnds it is given.
+type unitRecorder struct {
+	mu   sync.Mutex
+	ends []rwshard.StatementEnd
+}
+
+func (r *unitRecorder) StatementStart(ctx context.Context, _ rwshard.StatementStart) context.Context {
+	return ctx
+}
+
+func (r *unitRecorder) StatementEnd(_ context.Context, e rwshard.StatementEnd) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.ends = append(r.ends, e)
 }
 
 // columnType is what database/sql reports of a column.
