@@ -85,7 +85,18 @@ const (
 // true}) runs.
 type TxReadMode string
 
+// DriverLogMode is where go-sql-driver's own log lines go (see
+// Config.DriverLog).
+type DriverLogMode string
+
 const (
+	// DriverLogStderr leaves go-sql-driver's log lines on stderr.
+	DriverLogStderr DriverLogMode = "stderr"
+	// DriverLogSlog sends them to Config.Logger (or slog.Default()).
+	DriverLogSlog DriverLogMode = "slog"
+	// DriverLogOff drops them.
+	DriverLogOff DriverLogMode = "off"
+
 	// TxReadPrimary runs read-only transactions on the primary (default):
 	// they see everything committed, as without rwshard.
 	TxReadPrimary TxReadMode = "primary"
@@ -235,6 +246,16 @@ type Config struct {
 	RouteLog bool
 	LogArgs  bool
 	Logger   *slog.Logger
+	// DriverLog is where go-sql-driver's own log lines ("closing bad idle
+	// connection: …", "unexpected EOF") of rwshard's connections go:
+	// DriverLogStderr (default: go-sql-driver's "[mysql] " lines on
+	// stderr, as without rwshard), DriverLogSlog (Logger, or
+	// slog.Default(), at Warn with the node's name) or DriverLogOff. It
+	// sets go-sql-driver's per-connection Config.Logger of rwshard's own
+	// connections only: mysql.SetLogger, global to the program, is left
+	// alone, and a Backend.Logger of the caller's is replaced only when
+	// DriverLog is not the default.
+	DriverLog DriverLogMode
 
 	// RulesFile is a sharding rules file (YAML, rwshard's own or
 	// ShardingSphere-JDBC 5.x). Rules are rules built in code: a
@@ -273,6 +294,7 @@ func NewConfig() *Config {
 	return &Config{
 		Backend:             mysql.NewConfig(),
 		ReadOnlyTx:          TxReadPrimary,
+		DriverLog:           DriverLogStderr,
 		ConnectTimeout:      defaultConnectTimeout,
 		ConnMaxLifetime:     defaultConnMaxLifetime,
 		ConnMaxIdleTime:     defaultConnMaxIdleTime,

@@ -227,6 +227,12 @@ func openNode(cfg *Config, nc Node, stats *stmtStats) (db, probeDB *sql.DB, err 
 	mc.Net, mc.Addr = nc.Net, nc.Addr
 	// rwshard handles read-only rejections itself (see Config.Backend).
 	mc.RejectReadOnly = false
+	switch cfg.DriverLog {
+	case DriverLogSlog:
+		mc.Logger = driverLogger{l: cfg.Logger, node: nc.Name}
+	case DriverLogOff:
+		mc.Logger = &mysql.NopLogger{}
+	}
 	// rwshard learns each connection's socket, to interrupt statements in
 	// flight on a node taken out of rotation; a network registered with
 	// mysql.RegisterDialContext is dialed by go-sql-driver as it is.

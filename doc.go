@@ -26,6 +26,56 @@
 // blank import of it registers it, and a Config with RulesFile or Rules
 // needs it.
 //
+// # DSN parameters
+//
+// A DSN is go-sql-driver/mysql's with several hosts, the first the
+// primary, and rwshard's own parameters under the "rwshard." prefix; every
+// other parameter goes to go-sql-driver for every node. An unknown
+// rwshard parameter is an error naming it. Durations are Go durations
+// (500ms, 3s).
+//
+//	rwshard.names               host names for hints, stats, logs        primary,replica1,replica2,…
+//	rwshard.balance             round_robin, random, weighted,
+//	                            least_in_flight, latency                 round_robin (weighted with weights)
+//	rwshard.weights             one number per host, primary first       none
+//	rwshard.readOnlyTx          primary, replica                         primary
+//	rwshard.replicaFunctions    stored functions safe on replicas, or *  none
+//	rwshard.connectTimeout      bounds dial and handshake                3s
+//	rwshard.connMaxLifetime     keep it below the servers' wait_timeout  3m
+//	rwshard.connMaxIdleTime                                              1m
+//	rwshard.maxOpenConns        per node, 0 unlimited                    0
+//	rwshard.maxIdleConns        per node                                 16
+//	rwshard.stmtCacheSize       prepared statements per connection       256
+//	rwshard.classifierCacheSize                                          4096
+//	rwshard.consistency         eventual, session, causal                causal (OpenDB: eventual)
+//	rwshard.sessionWindow       session reads on the primary after a
+//	                            write, when no replica horizon is known  2s
+//	rwshard.causalWait          wait (MASTER_GTID_WAIT on a replica),
+//	                            fast (only replicas known to have it)    wait
+//	rwshard.causalTimeout                                                1s
+//	rwshard.maxReplicaLag       fence replicas above it, 0 no limit      30s
+//	rwshard.fallback            primary, error                           primary
+//	rwshard.writePause          wait for a primary, 0 fail at once       5s
+//	rwshard.health              probes on or off                         true (OpenDB: false)
+//	rwshard.probeInterval                                                1s
+//	rwshard.probeTimeout                                                 500ms
+//	rwshard.failAfter           failures in a row that take a node out   3
+//	rwshard.heartbeatTable      a pt-heartbeat table                     none
+//	rwshard.heartbeatWrite      write the heartbeat (needs the table)    false
+//	rwshard.retryBudget         retries as a share of requests           0.1
+//	rwshard.routeLog            one log/slog line per statement          false
+//	rwshard.logArgs             literals and arguments in the route log  false
+//	rwshard.driverLog           go-sql-driver's log lines: stderr, slog,
+//	                            off (see Config.DriverLog)               stderr
+//	rwshard.resetSession        end session state when database/sql
+//	                            hands the connection to its next user    false
+//	rwshard.rulesFile           a sharding rules file (URL-escaped)      none
+//	rwshard.xa                  XA transactions across shards            false
+//	rwshard.shardConcurrency    shards of one read run at once           8
+//
+// Config documents each field; the README has the full table with what
+// each value allows.
+//
 // # Errors
 //
 // Errors from the server reach the caller as go-sql-driver/mysql returns

@@ -224,6 +224,7 @@ var params = []param{
 	{name: "connMaxLifetime", field: func(c *Config) any { return &c.ConnMaxLifetime }},
 	{name: "connectTimeout", field: func(c *Config) any { return &c.ConnectTimeout }},
 	{name: "consistency", field: func(c *Config) any { return (*string)(&c.Consistency) }, one: []string{"eventual", "session", "causal"}},
+	{name: "driverLog", field: func(c *Config) any { return (*string)(&c.DriverLog) }, one: []string{"stderr", "slog", "off"}},
 	{name: "failAfter", field: func(c *Config) any { return &c.FailAfter }},
 	{name: "fallback", field: func(c *Config) any { return (*string)(&c.Fallback) }, one: []string{"primary", "error"}},
 	{name: "health", field: func(c *Config) any { return &c.Health }},

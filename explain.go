@@ -242,10 +242,7 @@ func errText(err error) string {
 // logRoute writes the route log line of one statement (Config.RouteLog).
 func (c *conn) logRoute(ctx context.Context, q string, args []driver.NamedValue, d router.Decision, node string, took time.Duration, err error) {
 	cfg := c.cl.cfg
-	logger := cfg.Logger
-	if logger == nil {
-		logger = slog.Default()
-	}
+	logger := cfg.logger()
 	sqlText := q
 	if !cfg.LogArgs {
 		sqlText = redact.Literals(q)

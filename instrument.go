@@ -3,12 +3,16 @@ package rwshard
 import (
 	"context"
 	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
 
+	"github.com/rwshard/rwshard/internal/redact"
 	"github.com/rwshard/rwshard/router"
 )
 
@@ -169,4 +173,28 @@ type TxEnd struct {
 	Commit   bool // false: rolled back
 	Err      error
 	Duration time.Duration
+}
+
+// logger is Config.Logger, else slog.Default() as it is now.
+func (c *Config) logger() *slog.Logger {
+	if c.Logger != nil {
+		return c.Logger
+	}
+	return slog.Default()
+}
+
+// driverLogger is go-sql-driver's per-connection Logger writing to slog
+// (Config.DriverLog), with quoted values redacted as in route logs; l nil
+// is slog.Default().
+type driverLogger struct {
+	l    *slog.Logger
+	node string
+}
+
+func (d driverLogger) Print(v ...any) {
+	l := d.l
+	if l == nil {
+		l = slog.Default() // as it is when the line is logged
+	}
+	l.Warn(redact.ErrorText(strings.TrimSpace(fmt.Sprint(v...))), "source", "go-sql-driver", "node", d.node)
 }

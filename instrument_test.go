@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -145,4 +147,52 @@ func TestLabTracerAndMeters(t *testing.T) {
 	assert.True(t, prim.Pool.OpenConnections >= 1, "pool: %+v", prim.Pool)
 	_, ok := st.Events["node-down"]
 	assert.True(t, ok, "every event kind is reported, at 0 too: %v", st.Events)
+}
+
+// syncBuffer is a bytes.Buffer safe for a logger's concurrent writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// go-sql-driver's own log lines go to the configured slog.Logger with
+// rwshard.driverLog=slog: a pooled connection the server killed is found
+// on its next use, and go-sql-driver's "closing bad idle connection" line
+// arrives at Warn with the node's name.
+func TestLabDriverLogToSlog(t *testing.T) {
+	l := rwLab.Get(t)
+	ctx := labtest.Ctx(t, time.Minute)
+	cfg, err := rwshard.ParseDSN(l.Primary().DSN("rwshard.driverLog=slog"))
+	require.NoError(t, err)
+	var buf syncBuffer
+	cfg.Logger = slog.New(slog.NewTextHandler(&buf, nil))
+	c, err := rwshard.NewConnector(cfg)
+	require.NoError(t, err)
+	db := sql.OpenDB(c)
+	defer db.Close()
+	var id int64
+	require.NoError(t, db.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&id))
+	_, err = direct(t, l.Primary(), "").ExecContext(ctx, fmt.Sprintf("KILL %d", id))
+	require.NoError(t, err)
+	require.True(t, assert.Eventually(t, func() bool {
+		var one int
+		require.NoError(t, db.QueryRowContext(ctx, "SELECT 1").Scan(&one))
+		return strings.Contains(buf.String(), "closing bad idle connection")
+	}, 10*time.Second, 50*time.Millisecond), "log: %s", buf.String())
+	out := buf.String()
+	assert.Contains(t, out, "level=WARN")
+	assert.Contains(t, out, "source=go-sql-driver")
+	assert.Contains(t, out, "node=primary")
 }
