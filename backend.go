@@ -76,6 +76,14 @@ type backendConn struct {
 	// nil on a network rwshard does not dial itself.
 	net         net.Conn
 	interrupted atomic.Bool // its socket was closed under it: discard it
+
+	// Session variables applied by rwshard (see applyVars), and those whose
+	// original value is saved in @__rwshard_<name>; stale: a SET of them
+	// failed, the state is unknown, discard the connection. Used by the
+	// goroutine that holds the connection only.
+	vars  sessionVars
+	saved map[string]bool
+	stale bool
 }
 
 // interrupt closes the socket under a statement in flight: go-sql-driver
@@ -182,6 +190,9 @@ func (bc *backendConn) ResetSession(ctx context.Context) error {
 }
 
 func (bc *backendConn) IsValid() bool {
+	if bc.stale {
+		return false
+	}
 	if v, ok := bc.Conn.(driver.Validator); ok {
 		return v.IsValid()
 	}

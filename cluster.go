@@ -67,6 +67,10 @@ type cluster struct {
 	primaryOnly  sync.Map // string → struct{}
 	nPrimaryOnly atomic.Int32
 
+	// replay: session variables are applied to backend connections
+	// instead of pinning (router.ReplayableSet); rwshard's own pools only.
+	replay bool
+
 	// txTracer is Config.Tracer as a TxTracer, if it is one.
 	txTracer TxTracer
 

@@ -63,6 +63,11 @@ type conn struct {
 	pendingWrite bool
 	pendingSess  *Session
 
+	// vars are the session variables this logical connection set without
+	// pinning (router.ReplayableSet), applied to every backend connection
+	// before its statements run (see applyVars).
+	vars sessionVars
+
 	// What the statement running now did, for its meters and tracer: the
 	// node it reached last, its causal wait, whether a read was retried.
 	ran     *node
@@ -141,8 +146,14 @@ func (c *conn) route(ctx context.Context, q string) (router.Class, router.Decisi
 	if err != nil {
 		return cls, router.Decision{}, hint.Hint{}, hintErr(q, err)
 	}
-	if cls.Effect == router.Pin && cls.Statements == 1 && router.PrimaryOnlySet(q) {
-		cls.Effect = router.PrimaryState
+	if cls.Effect == router.Pin && cls.Statements == 1 {
+		if router.PrimaryOnlySet(q) {
+			cls.Effect = router.PrimaryState
+		} else if c.cl.replay && !c.dirty {
+			if _, ok := router.ReplayableSet(q); ok {
+				cls.Effect = router.ReplayState
+			}
+		}
 	}
 	h := cls.Hint
 	if ch, ok := hint.FromContext(ctx); ok {
@@ -316,7 +327,7 @@ func (c *conn) queryRows(ctx context.Context, q string, args []driver.NamedValue
 		return r, nil
 	}
 	c.openRows++
-	return &rows{Rows: rowsx.Rows{Rows: out.rows}, st: out.st, c: c, write: isWrite(cls.Kind), ctx: ctx}, nil
+	return &rows{Rows: rowsx.Rows{Rows: out.rows}, st: out.st, c: c, write: changesData(cls), ctx: ctx}, nil
 }
 
 // ExecContext routes and runs a statement without rows.
@@ -333,10 +344,10 @@ func (c *conn) exec(ctx context.Context, q string, args []driver.NamedValue, pre
 		return nil, err
 	}
 	if b != nil {
-		c.wrote(ctx, b, isWrite(cls.Kind))
+		c.wrote(ctx, b, changesData(cls))
 		b.release(false)
 	} else {
-		c.wrote(ctx, c.sess, isWrite(cls.Kind))
+		c.wrote(ctx, c.sess, changesData(cls))
 		c.unpin()
 	}
 	return out.res, nil
@@ -413,6 +424,24 @@ func roleOf(primary bool) string {
 // dispatched backend, and counts it. held reports that b is c.sess.
 func (c *conn) run(ctx context.Context, cls router.Class, d *router.Decision, h hint.Hint, q string, do work) (outcome, *backend, bool, error) {
 	c.cl.budget.Request() // every statement earns its share of retries
+	if cls.Effect == router.ReplayState {
+		// The SET becomes part of the state applied to every backend
+		// connection: applying it where the statement runs (the primary,
+		// or the transaction's connection) checks it, as running it would.
+		as, _ := router.ReplayableSet(q)
+		prev := c.vars
+		c.vars = prev.with(as)
+		out, b, held, err := c.runOn(ctx, cls, d, h, q, noopSet)
+		if err != nil {
+			c.vars = prev
+		}
+		return out, b, held, err
+	}
+	return c.runOn(ctx, cls, d, h, q, do)
+}
+
+// runOn is run for a statement whose session effects are settled.
+func (c *conn) runOn(ctx context.Context, cls router.Class, d *router.Decision, h hint.Hint, q string, do work) (outcome, *backend, bool, error) {
 	if c.onSession(*d) {
 		b, err := c.session(ctx, cls, *d, q)
 		if err != nil {
@@ -422,7 +451,11 @@ func (c *conn) run(ctx context.Context, cls router.Class, d *router.Decision, h 
 			return outcome{}, nil, false, err
 		}
 		c.ran = b.node
-		out, err := do(b.dc)
+		var out outcome
+		err = applyVars(ctx, b.dc, &c.vars)
+		if err == nil {
+			out, err = do(b.dc)
+		}
 		c.cl.count(*d, cls, b, err)
 		if err != nil {
 			b.node.meters.serverError(err)
@@ -582,8 +615,11 @@ func (c *conn) beginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, e
 	// same).
 	var out outcome
 	if c.sess != nil {
-		var err error
-		if out, err = begin(c.sess.dc); err != nil {
+		err := applyVars(ctx, c.sess.dc, &c.vars)
+		if err == nil {
+			out, err = begin(c.sess.dc)
+		}
+		if err != nil {
 			return nil, c.sessionErr(err, d, "BEGIN")
 		}
 	} else {
@@ -654,7 +690,7 @@ func (c *conn) Ping(ctx context.Context) error {
 		}
 		return nil
 	}
-	_, b, err := onNode(ctx, c.cl.primary(), router.Decision{}, "PING", func(dc driver.Conn) (outcome, error) {
+	_, b, err := onNode(ctx, c.cl.primary(), router.Decision{}, "PING", nil, func(dc driver.Conn) (outcome, error) {
 		if p, ok := dc.(driver.Pinger); ok {
 			return outcome{}, p.Ping(ctx)
 		}
@@ -699,6 +735,9 @@ func (c *conn) release() {
 func (c *conn) ResetSession(ctx context.Context) error {
 	if c.broken {
 		return driver.ErrBadConn // our own conn: database/sql discards it
+	}
+	if c.cl.cfg.ResetSession {
+		c.vars = sessionVars{} // backend connections are restored as they are used
 	}
 	if c.sess == nil {
 		return nil

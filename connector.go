@@ -159,6 +159,7 @@ func newCluster(cfg *Config) (*cluster, error) {
 		weighted:   cfg.Policy == nil && cfg.Balance == "weighted",
 	}
 	cl.txTracer, _ = cfg.Tracer.(TxTracer)
+	cl.replay = len(cfg.dbs) == 0
 	for _, f := range cfg.ReplicaFunctions {
 		if f == "*" {
 			cl.anyFunc = true

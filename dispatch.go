@@ -36,7 +36,7 @@ type work func(driver.Conn) (outcome, error)
 // connections while the driver proves the statement was not sent. On
 // success the connection stays checked out and is returned. A failure to
 // connect wraps errConnect: nothing was sent.
-func onNode(ctx context.Context, n *node, d router.Decision, q string, do work) (outcome, *backend, error) {
+func onNode(ctx context.Context, n *node, d router.Decision, q string, vars *sessionVars, do work) (outcome, *backend, error) {
 	for attempt := 0; ; attempt++ {
 		b, err := n.acquire(ctx)
 		if err != nil {
@@ -47,7 +47,11 @@ func onNode(ctx context.Context, n *node, d router.Decision, q string, do work) 
 				Err: fmt.Errorf("%w: %w", errConnect, err)}
 		}
 		start := monotonic()
-		out, err := do(b.dc)
+		var out outcome
+		err = applyVars(ctx, b.dc, vars)
+		if err == nil {
+			out, err = do(b.dc)
+		}
 		if err == nil {
 			n.observe(start)
 			n.h.Success()
@@ -77,7 +81,7 @@ func onNode(ctx context.Context, n *node, d router.Decision, q string, do work) 
 // that it reached n and any error n's server returned.
 func (c *conn) onNode(ctx context.Context, n *node, d router.Decision, q string, do work) (outcome, *backend, error) {
 	c.ran = n
-	out, b, err := onNode(ctx, n, d, q, do)
+	out, b, err := onNode(ctx, n, d, q, &c.vars, do)
 	if err != nil {
 		n.meters.serverError(err)
 	}
@@ -171,6 +175,13 @@ func readOnlyRejection(err error) bool {
 
 // isWrite: statements that may change data. Unknown counts as a write.
 func isWrite(k router.Kind) bool { return k == router.Write || k == router.Unknown }
+
+// changesData reports a statement whose success read-your-writes must
+// record: a write, but not a SET of session variables only (PrimaryState,
+// ReplayState), which commits nothing.
+func changesData(cls router.Class) bool {
+	return isWrite(cls.Kind) && cls.Effect&(router.PrimaryState|router.ReplayState) == 0
+}
 
 // filter builds the read rules for one statement.
 func (c *conn) filter(ctx context.Context, h hint.Hint) readFilter {

@@ -67,7 +67,7 @@ var markBad = func(any) error { return driver.ErrBadConn }
 func (b *backend) release(discard bool) {
 	if bc, ok := b.dc.(*backendConn); ok {
 		b.node.track(bc, false)
-		if bc.interrupted.Load() {
+		if bc.interrupted.Load() || bc.stale {
 			discard = true
 		}
 	}

@@ -79,7 +79,7 @@ var effectNames = []struct {
 	name string
 }{{router.Pin, "pin"}, {router.TxBegin, "tx-begin"}, {router.TxEnd, "tx-end"},
 	{router.AutocommitOff, "autocommit-off"}, {router.AutocommitOn, "autocommit-on"},
-	{router.PrimaryState, "primary-state"}}
+	{router.PrimaryState, "primary-state"}, {router.ReplayState, "session-vars"}}
 
 // Explain returns the plan of a statement on db (an rwshard *sql.DB)
 // without running it: its classification, the hint that applied, the

@@ -76,6 +76,12 @@ const (
 	// replicas. Classify reports such a statement as Pin; the driver
 	// narrows it.
 	PrimaryState
+	// ReplayState: a SET of session variables that change what reads
+	// return (see ReplayableSet): the driver applies them to every backend
+	// connection the logical connection uses, replicas included, instead
+	// of pinning it. Classify reports such a statement as Pin; the driver
+	// narrows it.
+	ReplayState
 )
 
 // Has reports whether e contains all of f.

@@ -1,6 +1,9 @@
 package router
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
 func TestPrimaryOnlySet(t *testing.T) {
 	for _, tc := range []struct {
@@ -39,4 +42,58 @@ func TestPrimaryOnlySet(t *testing.T) {
 			t.Errorf("PrimaryOnlySet(%q) = %v, want %v", tc.sql, got, tc.want)
 		}
 	}
+}
+
+func TestReplayableSet(t *testing.T) {
+	type a = Assignment
+	for _, tc := range []struct {
+		sql  string
+		want []Assignment // nil: not replayable
+	}{
+		{"SET time_zone = '+00:00'", []a{{"time_zone", "'+00:00'"}}},
+		{"set @@session.TIME_ZONE := 'UTC', sql_mode = 'TRADITIONAL'", []a{{"time_zone", "'UTC'"}, {"sql_mode", "'TRADITIONAL'"}}},
+		{"SET SESSION group_concat_max_len = 1000000;", []a{{"group_concat_max_len", "1000000"}}},
+		{"SET max_statement_time = -0", []a{{"max_statement_time", "-0"}}},
+		{"SET sql_mode = DEFAULT", []a{{"sql_mode", "DEFAULT"}}},
+		{"SET NAMES utf8mb4", []a{{"character_set_client", "utf8mb4"}, {"character_set_connection", "utf8mb4"}, {"character_set_results", "utf8mb4"}}},
+		{"SET NAMES 'latin1' COLLATE 'latin1_bin', time_zone = 'UTC'", []a{{"character_set_client", "'latin1'"},
+			{"character_set_connection", "'latin1'"}, {"character_set_results", "'latin1'"}, {"collation_connection", "'latin1_bin'"}, {"time_zone", "'UTC'"}}},
+		{"/* app */ SET lc_time_names = 'de_DE'", []a{{"lc_time_names", "'de_DE'"}}},
+		{"SET foreign_key_checks = 0", nil}, // primary-only, not replayed
+		{"SET time_zone = @tz", nil},
+		{"SET time_zone = (SELECT 'UTC')", nil},
+		{"SET sql_mode = CONCAT(@@sql_mode, ',STRICT_ALL_TABLES')", nil},
+		{"SET GLOBAL time_zone = 'UTC'", nil},
+		{"SET @@global.time_zone = 'UTC'", nil},
+		{"SET time_zone = 'UTC', @x = 1", nil},
+		{"SET time_zone = 'UTC'; SELECT 1", nil},
+		{"SET CHARACTER SET utf8mb4", nil},
+		{"SET SESSION NAMES utf8mb4", nil},
+		{"SET autocommit = 0", nil},
+		{"SET SESSION TRANSACTION READ ONLY", nil},
+		{"SET /*!50000 time_zone = 'UTC' */", nil},
+		{"SET time_zone = 'it\\'s'", nil}, // backslash escapes: refused
+	} {
+		got, ok := ReplayableSet(tc.sql)
+		if ok != (tc.want != nil) || !slices.Equal(got, tc.want) {
+			t.Errorf("ReplayableSet(%q) = %v, %v; want %v", tc.sql, got, ok, tc.want)
+		}
+	}
+}
+
+func FuzzReplayableSet(f *testing.F) {
+	for _, s := range []string{"SET time_zone = '+00:00'", "SET NAMES utf8mb4 COLLATE utf8mb4_bin", "SET sql_mode = ''"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, sql string) {
+		got, ok := ReplayableSet(sql)
+		if ok && len(got) == 0 {
+			t.Errorf("ReplayableSet(%q): ok without assignments", sql)
+		}
+		for _, as := range got {
+			if !replayVars[as.Name] || as.Value == "" {
+				t.Errorf("ReplayableSet(%q): %v", sql, as)
+			}
+		}
+	})
 }

@@ -1,0 +1,119 @@
+package rwshard
+
+import (
+	"context"
+	"database/sql/driver"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/rwshard/rwshard/router"
+)
+
+// Session variables without pinning (router.ReplayableSet): a logical
+// connection that runs SET time_zone = '+00:00' (or sql_mode, SET NAMES,
+// …) records the setting, and every backend connection it then uses,
+// replicas included, is brought to that state before its next statement:
+// one SET, once per backend connection and change, not per statement.
+// Backend connections remember what was applied to them; the value each
+// variable had before rwshard first changed it is kept in a user variable
+// of the connection (@__rwshard_<name>), so that a connection going back
+// to a logical connection without the setting is restored to what the
+// DSN and the server gave it.
+
+// sessionVars is a set of variable settings: a logical connection's
+// wanted ones, or those applied to a backend connection.
+type sessionVars struct {
+	list []router.Assignment // by name, one per name
+	key  string              // canonical form; "" when empty
+}
+
+// with returns v with as applied, later assignments winning.
+func (v sessionVars) with(as []router.Assignment) sessionVars {
+	list := slices.Clone(v.list)
+	for _, a := range as {
+		i, found := slices.BinarySearchFunc(list, a.Name, func(x router.Assignment, name string) int { return strings.Compare(x.Name, name) })
+		if found {
+			list[i].Value = a.Value
+		} else {
+			list = slices.Insert(list, i, a)
+		}
+	}
+	var b strings.Builder
+	for _, a := range list {
+		b.WriteString(a.Name)
+		b.WriteByte('=')
+		b.WriteString(a.Value)
+		b.WriteByte(';')
+	}
+	return sessionVars{list: list, key: b.String()}
+}
+
+func (v sessionVars) value(name string) (string, bool) {
+	i, found := slices.BinarySearchFunc(v.list, name, func(x router.Assignment, name string) int { return strings.Compare(x.Name, name) })
+	if !found {
+		return "", false
+	}
+	return v.list[i].Value, true
+}
+
+// applyVars brings the backend connection dc to the settings want: one
+// SET of what differs, saving each variable's value before its first
+// change and restoring it for a variable want does not set. Nothing when
+// dc already has them (the common case: one string comparison). A failed
+// SET leaves dc's state unknown: dc is discarded when released.
+func applyVars(ctx context.Context, dc driver.Conn, want *sessionVars) error {
+	bc, ok := dc.(*backendConn)
+	if !ok || want == nil || bc.vars.key == want.key {
+		return nil
+	}
+	var b strings.Builder
+	b.WriteString("SET ")
+	n := 0
+	add := func(s ...string) {
+		if n > 0 {
+			b.WriteString(", ")
+		}
+		n++
+		for _, p := range s {
+			b.WriteString(p)
+		}
+	}
+	for _, a := range bc.vars.list {
+		if _, ok := want.value(a.Name); !ok {
+			add(a.Name, " = @__rwshard_", a.Name)
+		}
+	}
+	saved := bc.saved
+	for _, a := range want.list {
+		if v, ok := bc.vars.value(a.Name); ok && v == a.Value {
+			continue
+		}
+		if !saved[a.Name] {
+			add("@__rwshard_", a.Name, " = @@session.", a.Name)
+			if saved == nil {
+				saved = map[string]bool{}
+			}
+			saved[a.Name] = true
+		}
+		add(a.Name, " = ", a.Value)
+	}
+	if _, err := exec(ctx, dc, b.String(), nil, false); err != nil {
+		bc.stale = true
+		return err
+	}
+	bc.vars, bc.saved = *want, saved
+	return nil
+}
+
+// noopSet is the work of a replayed SET: applyVars ran it.
+func noopSet(driver.Conn) (outcome, error) {
+	return outcome{res: driver.RowsAffected(0), rows: noRows{}}, nil
+}
+
+// noRows is the empty result of a SET run as a query.
+type noRows struct{}
+
+func (noRows) Columns() []string         { return nil }
+func (noRows) Close() error              { return nil }
+func (noRows) Next([]driver.Value) error { return io.EOF }
