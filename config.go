@@ -231,6 +231,17 @@ type Config struct {
 	// token cannot edit it. A secret: keep it out of logs and DSNs.
 	SessionKey []byte
 
+	// TxIdleTimeout rolls back a transaction (BeginTx, text BEGIN,
+	// autocommit=0) that runs no statement for this long: rwshard closes
+	// its connection (the server rolls back and frees its locks) and the
+	// caller's next statement or Commit gets ErrTxIdleTimeout. Reading the
+	// rows of a statement is not a statement: a transaction that streams
+	// rows for longer is cut too. 0: off.
+	TxIdleTimeout time.Duration
+	// TxWarnAge raises a LongTransaction event (and counts it) for a
+	// transaction open longer than this. 0: off.
+	TxWarnAge time.Duration
+
 	// Observer receives health and routing events, repeats folded.
 	Observer health.Observer
 

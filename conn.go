@@ -63,6 +63,9 @@ type conn struct {
 	pendingWrite bool
 	pendingSess  *Session
 
+	// guard watches the open transaction (Config.TxIdleTimeout, TxWarnAge).
+	guard *txGuard
+
 	// vars are the session variables this logical connection set without
 	// pinning (router.ReplayableSet), applied to every backend connection
 	// before its statements run (see applyVars).
@@ -246,6 +249,11 @@ func (c *conn) applyEffects(e router.Effect) {
 		c.autocommitOff = false
 		c.textTx = false // SET autocommit=1 commits an open transaction
 	}
+	if c.inTx() {
+		c.armGuard()
+	} else {
+		c.disarmGuard()
+	}
 }
 
 // unpin returns a replica connection held for a read-only transaction once
@@ -364,12 +372,16 @@ func (c *conn) statement(ctx context.Context, q string, args []driver.NamedValue
 	}
 	c.ran, c.waited, c.retried = nil, 0, false
 	cls, d, h, err := c.route(ctx, q)
+	if err == nil {
+		err = c.enterGuard(q)
+	}
 	var out outcome
 	var b *backend
 	held, routed := false, err == nil
 	if routed {
 		out, b, held, err = c.run(ctx, cls, &d, h, q, do)
 	}
+	c.leaveGuard()
 	took := monotonic() - start
 	if c.ran != nil {
 		c.ran.meters.latency(cls.Kind, took)
@@ -638,6 +650,7 @@ func (c *conn) beginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, e
 	}
 	c.tx = out.tx
 	c.pendingWrite, c.pendingSess = false, c.cl.scope(ctx)
+	c.armGuard()
 	return (*txn)(c), nil
 }
 
@@ -646,7 +659,23 @@ func (c *conn) Begin() (driver.Tx, error) { return c.BeginTx(context.Background(
 
 // endTx commits or rolls back the BeginTx transaction.
 func (c *conn) endTx(commit bool) error {
+	if c.guard != nil && c.guard.state.Load() == guardExpired {
+		op := "COMMIT"
+		if !commit {
+			op = "ROLLBACK"
+		}
+		err := c.expired(op)
+		c.traceTx(commit, err)
+		if !commit {
+			return nil // it is rolled back
+		}
+		return err
+	}
+	c.disarmGuard()
 	if c.tx == nil {
+		if c.broken {
+			return driver.ErrBadConn
+		}
 		return &RouteError{Err: errors.New("no transaction is open")}
 	}
 	var err error
@@ -712,6 +741,7 @@ func (c *conn) CheckNamedValue(*driver.NamedValue) error { return nil }
 // carries session state (SET variables, temporary tables, locks, an open
 // text transaction) that the next user must not inherit.
 func (c *conn) release() {
+	c.disarmGuard()
 	if c.sess == nil {
 		return
 	}

@@ -55,6 +55,8 @@
 //	rwshard.causalTimeout                                                1s
 //	rwshard.maxReplicaLag       fence replicas above it, 0 no limit      30s
 //	rwshard.fallback            primary, error                           primary
+//	rwshard.txIdleTimeout       roll back a transaction idle this long   0 (off)
+//	rwshard.txWarnAge           event for a transaction older than it    0 (off)
 //	rwshard.writePause          wait for a primary, 0 fail at once       5s
 //	rwshard.health              probes on or off                         true (OpenDB: false)
 //	rwshard.probeInterval                                                1s

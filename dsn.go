@@ -244,6 +244,8 @@ var params = []param{
 	{name: "sessionWindow", field: func(c *Config) any { return &c.SessionWindow }},
 	{name: "shardConcurrency", field: func(c *Config) any { return &c.ShardConcurrency }},
 	{name: "stmtCacheSize", field: func(c *Config) any { return &c.StmtCacheSize }},
+	{name: "txIdleTimeout", field: func(c *Config) any { return &c.TxIdleTimeout }},
+	{name: "txWarnAge", field: func(c *Config) any { return &c.TxWarnAge }},
 	{name: "writePause", field: func(c *Config) any { return &c.WritePause }},
 	{name: "xa", field: func(c *Config) any { return &c.XA }},
 }

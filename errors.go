@@ -35,6 +35,11 @@ var (
 	// check its effect first, or make it idempotent (the AWS JDBC wrapper's
 	// SQLState 08007 "transaction resolution unknown").
 	ErrOutcomeUnknown = errors.New("connection broke after the statement was sent: its outcome is unknown")
+	// ErrTxIdleTimeout: the transaction ran no statement for
+	// Config.TxIdleTimeout; rwshard closed its connection, so the server
+	// rolled it back and freed its locks. Commit returns it; nothing of
+	// the transaction was committed.
+	ErrTxIdleTimeout = errors.New("transaction idle longer than rwshard.txIdleTimeout: rolled back")
 	// ErrClosed: the connector was closed.
 	ErrClosed = errors.New("connector closed")
 	// ErrNoReplica: no replica qualified for a read and Config.Fallback is

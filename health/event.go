@@ -21,6 +21,8 @@ const (
 	SplitBrain                              // more than one writable node: writes refused
 	FallbackToPrimary                       // no replica qualified: a read went to the primary
 	ReadRetried                             // a read failed on one node and was retried on another
+	LongTransaction                         // a transaction is older than Config.TxWarnAge
+	TxIdleTimeout                           // an idle transaction was rolled back (Config.TxIdleTimeout)
 
 	// NumEventKinds bounds the kinds, for arrays of counters.
 	NumEventKinds
@@ -39,6 +41,7 @@ var kindNames = map[EventKind]string{
 	NodeDown: "node-down", NodeUp: "node-up", Fenced: "fenced", Unfenced: "unfenced",
 	PrimaryLost: "primary-lost", PrimaryFound: "primary-found", SwitchoverFollowed: "switchover-followed",
 	SplitBrain: "split-brain", FallbackToPrimary: "fallback-to-primary", ReadRetried: "read-retried",
+	LongTransaction: "long-transaction", TxIdleTimeout: "tx-idle-timeout",
 }
 
 func (k EventKind) String() string {

@@ -1,0 +1,119 @@
+package rwshard
+
+import (
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/rwshard/rwshard/health"
+	"github.com/rwshard/rwshard/router"
+)
+
+// Transaction guards (Config.TxIdleTimeout, TxWarnAge): timers armed when
+// a transaction opens on a logical connection. The idle timer fires on
+// its own goroutine; it only closes the transaction's socket
+// (backendConn.interrupt, safe from any goroutine), after winning the
+// guard's state from idle, so it never cuts a statement that is running.
+// The caller's goroutine finds the expiry at its next statement, Commit or
+// release and cleans up there.
+
+const (
+	guardIdle int32 = iota
+	guardBusy
+	guardExpired
+	guardDone
+)
+
+type txGuard struct {
+	state   atomic.Int32
+	timeout time.Duration
+	idle    *time.Timer
+	old     *time.Timer
+	bc      *backendConn // the transaction's connection
+}
+
+// armGuard starts the guards of a transaction now open on c.sess.
+func (c *conn) armGuard() {
+	cfg := c.cl.cfg
+	if cfg.TxIdleTimeout <= 0 && cfg.TxWarnAge <= 0 || c.guard != nil || c.sess == nil {
+		return
+	}
+	bc, _ := c.sess.dc.(*backendConn)
+	g := &txGuard{timeout: cfg.TxIdleTimeout, bc: bc}
+	node := c.sess.node.name
+	if g.timeout > 0 && bc != nil {
+		g.idle = time.AfterFunc(g.timeout, func() {
+			if g.state.CompareAndSwap(guardIdle, guardExpired) {
+				g.bc.interrupt()
+				c.cl.mon.Emit(health.Event{Kind: health.TxIdleTimeout, Node: node,
+					Detail: fmt.Sprintf("no statement for %v: connection closed, the server rolled the transaction back", g.timeout)})
+			}
+		})
+	}
+	if cfg.TxWarnAge > 0 {
+		g.old = time.AfterFunc(cfg.TxWarnAge, func() {
+			if g.state.Load() != guardDone {
+				c.cl.mon.Emit(health.Event{Kind: health.LongTransaction, Node: node,
+					Detail: fmt.Sprintf("a transaction open longer than %v", cfg.TxWarnAge)})
+			}
+		})
+	}
+	c.guard = g
+}
+
+// enterGuard marks a statement running in the guarded transaction; an
+// error if the transaction already expired.
+func (c *conn) enterGuard(q string) error {
+	g := c.guard
+	if g == nil || g.state.CompareAndSwap(guardIdle, guardBusy) {
+		return nil
+	}
+	if g.state.Load() == guardExpired {
+		return c.expired(q)
+	}
+	return nil
+}
+
+// leaveGuard ends the statement: the idle time counts from now.
+func (c *conn) leaveGuard() {
+	g := c.guard
+	if g == nil || !g.state.CompareAndSwap(guardBusy, guardIdle) {
+		return
+	}
+	if g.idle != nil {
+		g.idle.Reset(g.timeout)
+	}
+}
+
+// disarmGuard ends the guards when the transaction ends; true when it had
+// expired.
+func (c *conn) disarmGuard() bool {
+	g := c.guard
+	if g == nil {
+		return false
+	}
+	c.guard = nil
+	expired := g.state.Swap(guardDone) == guardExpired
+	if g.idle != nil {
+		g.idle.Stop()
+	}
+	if g.old != nil {
+		g.old.Stop()
+	}
+	return expired
+}
+
+// expired gives up the transaction that the idle timer cut: the logical
+// connection is broken (its session is gone) and the caller is told why.
+func (c *conn) expired(q string) error {
+	c.disarmGuard()
+	node := ""
+	if c.sess != nil {
+		node = c.sess.node.name
+		c.sess.release(true)
+		c.sess = nil
+	}
+	c.tx = nil
+	c.broken = true
+	return &RouteError{Node: node, Reason: router.ReasonInTransaction.String(), Statement: quote(q), Err: ErrTxIdleTimeout}
+}
