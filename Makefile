@@ -17,9 +17,11 @@ test: mariadb check
 		(cd $$m && RWSHARD_LAB=require $(GO) test -race -count=1 -timeout 15m ./...); \
 	done
 
-# Starts a local replication lab and shows rwshard at work.
+# Shows rwshard at work: every example, each run as a user runs it with
+# their own cluster's DSN, against labs that scripts/demo starts (a
+# replication lab, then a sharded one) and stops on exit.
 demo: mariadb
-	cd examples && $(GO) run ./quickstart
+	GO=$(GO) ./scripts/demo
 
 # Installs Debian's mariadb-server if mariadbd is missing (needs root).
 mariadb:

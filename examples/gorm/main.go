@@ -1,7 +1,7 @@
-// Command gorm shows GORM on rwshard. It starts a local MariaDB
-// replication lab (one primary, two replicas), opens GORM with
-// gorm.io/driver/mysql on the "rwshard" driver, and prints every statement
-// GORM sends and where rwshard ran it:
+// Command gorm shows GORM on rwshard. It opens GORM with
+// gorm.io/driver/mysql on the "rwshard" driver over a primary and its
+// replicas, and prints every statement GORM sends and where rwshard ran
+// it:
 //
 //   - writes run on the primary, including the INSERT … RETURNING that GORM
 //     sends through Query on MariaDB ≥ 10.5: rwshard classifies by the SQL
@@ -9,17 +9,25 @@
 //   - plain reads run on a replica;
 //   - a transaction runs on the primary from start to end;
 //   - db.WithContext(hint.Primary(ctx)) sends a read that must be fresh to
-//     the primary (and keeps AutoMigrate's schema checks off the replicas).
+//     the primary (and keeps AutoMigrate's schema checks off the replicas);
+//   - db.WithContext(hint.Node(ctx, name)) runs a statement on one node: the
+//     program asks each node for its @@server_id that way (node names are
+//     "primary", "replica1", … by position in the DSN).
 //
 // "ran on" comes from rwshard's Stats counters; the rows say it too:
 // written_by is @@server_id of the server that ran the INSERT, read_from
 // is @@server_id of the server that ran the SELECT.
 //
-//	go run ./examples/gorm
+//	go run ./gorm -dsn 'app:pw@tcp(10.0.0.1:3306),tcp(10.0.0.2:3306),tcp(10.0.0.3:3306)/shop'
+//
+// (or RWSHARD_DSN in the environment; `make demo` starts a lab and passes
+// its DSN). The program drops and creates the table orders in the DSN's
+// database: point it at a scratch database.
 package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -34,7 +42,6 @@ import (
 
 	"github.com/rwshard/rwshard"
 	"github.com/rwshard/rwshard/hint"
-	"github.com/rwshard/rwshard/internal/lab"
 )
 
 // Order is the model. WrittenBy defaults to @@server_id in the table, and
@@ -52,24 +59,26 @@ type Order struct {
 const readFrom = "*, @@server_id AS read_from"
 
 func main() {
+	dsn := flag.String("dsn", os.Getenv("RWSHARD_DSN"), "rwshard DSN: the primary first, then the replicas")
+	flag.Parse()
+	if *dsn == "" {
+		fmt.Fprintln(os.Stderr, "gorm: give -dsn or RWSHARD_DSN")
+		os.Exit(2)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	fmt.Println("starting the lab: 1 primary + 2 replicas, GTID replication on 127.0.0.1 ...")
-	l, err := lab.Start(ctx, lab.RW())
-	if err == nil {
-		err = run(ctx, os.Stdout, l)
-		l.Stop()
-	}
-	if err != nil {
+	if err := run(ctx, os.Stdout, *dsn); err != nil {
 		fmt.Fprintln(os.Stderr, "gorm:", err)
 		os.Exit(1)
 	}
 }
 
-// run is the example on a running lab.
-func run(ctx context.Context, out io.Writer, l *lab.Lab) error {
-	dsn := fmt.Sprintf("%s:%s@tcp(%s),tcp(%s),tcp(%s)/%s?parseTime=true",
-		lab.AppUser, lab.AppPassword, l.Primary().Addr(), l.Replicas()[0].Addr(), l.Replicas()[1].Addr(), lab.AppDatabase)
+// run is the example on the cluster of dsn.
+func run(ctx context.Context, out io.Writer, dsn string) error {
+	cfg, err := rwshard.ParseDSN(dsn)
+	if err != nil {
+		return err
+	}
 	fmt.Fprintf(out, "gorm.Open(mysql.New(mysql.Config{DriverName: %q, DSN: %q}))\n", rwshard.DriverName, redact(dsn))
 	r := &report{out: out}
 	// Without SkipDefaultTransaction GORM wraps every Create, Update and
@@ -92,8 +101,37 @@ func run(ctx context.Context, out io.Writer, l *lab.Lab) error {
 	r.sql = append(r.sql, "SELECT VERSION()") // sent by gorm.Open, around the GORM logger
 	r.step("gorm.Open")
 
-	// AutoMigrate reads information_schema before it creates or alters:
-	// on a lagging replica it would miss a column it added a moment ago.
+	// Which node is which: each node's @@server_id, asked on that node.
+	names := map[int64]string{}
+	var ids []int64
+	for _, n := range cfg.Nodes {
+		var id int64
+		if err := db.WithContext(hint.Node(ctx, n.Name)).Raw("SELECT @@server_id").Scan(&id).Error; err != nil {
+			return fmt.Errorf("%s: %w", n.Name, err)
+		}
+		if other, ok := names[id]; ok {
+			return fmt.Errorf("%s and %s have the same server_id %d: replication needs distinct ones", other, n.Name, id)
+		}
+		names[id], ids = n.Name, append(ids, id)
+	}
+	r.step(`db.WithContext(hint.Node(ctx, name)).Raw("SELECT @@server_id").Scan(&id) for each node`)
+	for _, id := range ids {
+		fmt.Fprintf(out, "  %s: server_id %d\n", names[id], id)
+	}
+	node := func(id int64) string {
+		if name, ok := names[id]; ok {
+			return name
+		}
+		return fmt.Sprintf("server_id=%d", id)
+	}
+
+	// The table of an earlier run goes first. AutoMigrate reads
+	// information_schema before it creates or alters: on a lagging replica
+	// it would miss a column it added a moment ago.
+	if err := db.WithContext(hint.Primary(ctx)).Migrator().DropTable(&Order{}); err != nil {
+		return err
+	}
+	r.step("db.WithContext(hint.Primary(ctx)).Migrator().DropTable(&Order{})")
 	if err := db.WithContext(hint.Primary(ctx)).AutoMigrate(&Order{}); err != nil {
 		return err
 	}
@@ -105,20 +143,18 @@ func run(ctx context.Context, out io.Writer, l *lab.Lab) error {
 	}
 	r.step("db.Create(&orders)")
 	for _, o := range orders {
-		fmt.Fprintf(out, "  order %d: written_by %s\n", o.ID, l.NodeByServerID(o.WrittenBy))
+		fmt.Fprintf(out, "  order %d: written_by %s\n", o.ID, node(o.WrittenBy))
 	}
 
-	// The lab waits for the replicas here so that the reads below find the
-	// rows. A service would read its own writes with rwshard.WithSession.
-	if err := l.Sync(ctx, 10*time.Second); err != nil {
-		return err
-	}
+	// No wait for replication: by default (rwshard.consistency=causal) a
+	// read after a write through the same *sql.DB goes to a replica that
+	// has applied the write, waiting there for it if need be.
 	var all []Order
 	if err := db.WithContext(ctx).Select(readFrom).Find(&all).Error; err != nil {
 		return err
 	}
 	r.step("db.Select(readFrom).Find(&all)")
-	fmt.Fprintf(out, "  %d orders, read_from %s\n", len(all), l.NodeByServerID(all[0].ReadFrom))
+	fmt.Fprintf(out, "  %d orders, read_from %s\n", len(all), node(all[0].ReadFrom))
 
 	var inTx Order
 	err = db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
@@ -131,15 +167,17 @@ func run(ctx context.Context, out io.Writer, l *lab.Lab) error {
 		return err
 	}
 	r.step("db.Transaction(First, Update)")
-	fmt.Fprintf(out, "  order %d: read_from %s\n", inTx.ID, l.NodeByServerID(inTx.ReadFrom))
+	fmt.Fprintf(out, "  order %d: read_from %s\n", inTx.ID, node(inTx.ReadFrom))
 
-	// The replicas may not have the update yet: read it from the primary.
+	// A read that must see the latest commit whatever the consistency
+	// setting (with rwshard.consistency=eventual a replica may lag) asks
+	// for the primary.
 	var fresh Order
 	if err := db.WithContext(hint.Primary(ctx)).Select(readFrom).First(&fresh, orders[0].ID).Error; err != nil {
 		return err
 	}
 	r.step("db.WithContext(hint.Primary(ctx)).Select(readFrom).First(&fresh, 1)")
-	fmt.Fprintf(out, "  order %d: status %s, read_from %s\n", fresh.ID, fresh.Status, l.NodeByServerID(fresh.ReadFrom))
+	fmt.Fprintf(out, "  order %d: status %s, read_from %s\n", fresh.ID, fresh.Status, node(fresh.ReadFrom))
 	return nil
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -10,17 +11,27 @@ import (
 	"github.com/rwshard/rwshard/internal/lab/labtest"
 )
 
-// TestRun runs the example on a lab of its own and checks, from what it
-// prints, that GORM's writes ran on the primary and its reads on a replica.
-// Each want is a regular expression matched at the end of a line of the
-// step's paragraph.
+// TestRun runs the example on a lab of its own, given the lab's DSN as a
+// user gives theirs, and checks, from what it prints, that GORM's writes
+// ran on the primary and its reads on a replica, and that the node names
+// it learnt with hint.Node are the lab's. Each want is a regular
+// expression matched at the end of a line of the step's paragraph.
 func TestRun(t *testing.T) {
-	_, got := labtest.RunFresh(t, lab.RW(), 2*time.Minute, run)
+	l := labtest.Fresh(t, lab.RW())
+	var out strings.Builder
+	if err := run(labtest.Ctx(t, 2*time.Minute), &out, labtest.DSN(l, "")); err != nil {
+		t.Fatalf("run: %v\n%s", err, out.String())
+	}
+	got := out.String()
 	replica := `replica[12]`
-	for _, c := range []struct{ step, want string }{
+	const byNode = `db.WithContext(hint.Node(ctx, name)).Raw("SELECT @@server_id").Scan(&id) for each node`
+	cases := []struct{ step, want string }{
 		// The first statement, before health has probed the replicas (sql.Open
 		// does no I/O): the primary answers it, unless the probes were quicker.
 		{"gorm.Open", `ran on (primary×1  \(starting×1\)|` + replica + `×1  \(replica×1\))`},
+		{byNode, `ran on primary×1 replica1×1 replica2×1  \(hint-node×3\)`},
+		{"db.WithContext(hint.Primary(ctx)).Migrator().DropTable(&Order{})", "DROP TABLE IF EXISTS `orders` CASCADE"},
+		{"db.WithContext(hint.Primary(ctx)).Migrator().DropTable(&Order{})", `ran on primary×\d+  \(hint-primary×\d+\)`},
 		{"db.WithContext(hint.Primary(ctx)).AutoMigrate(&Order{})", `ran on primary×4  \(hint-primary×4\)`},
 		{"db.Create(&orders)", "RETURNING `written_by`,`id`"},
 		{"db.Create(&orders)", `ran on primary×1  \(write×1\)`},
@@ -32,7 +43,12 @@ func TestRun(t *testing.T) {
 		{"db.Transaction(First, Update)", `order 1: read_from primary`},
 		{"db.WithContext(hint.Primary(ctx)).Select(readFrom).First(&fresh, 1)", `ran on primary×1  \(hint-primary×1\)`},
 		{"db.WithContext(hint.Primary(ctx)).Select(readFrom).First(&fresh, 1)", `order 1: status paid, read_from primary`},
-	} {
+	}
+	// The names the example learnt are the lab's, server_id for server_id.
+	for _, n := range l.Nodes() {
+		cases = append(cases, struct{ step, want string }{byNode, fmt.Sprintf(`  %s: server_id %d`, n.Name, n.ServerID)})
+	}
+	for _, c := range cases {
 		if b := block(got, c.step); !regexp.MustCompile(`(?m)` + c.want + `$`).MatchString(b) {
 			t.Errorf("step %q: want a line matching %q in\n%s", c.step, c.want, b)
 		}

@@ -1,45 +1,46 @@
-// Command quickstart starts a local MariaDB replication lab (one primary,
-// two replicas, real GTID replication on loopback) and runs a small order
-// service through rwshard, printing where every statement ran and why:
-// read/write splitting, hints, a transaction, a pinned session, a lagging
-// replica fenced, read-your-writes in a session, a replica killed while
-// reads go on, and the resulting Stats.
+// Command quickstart runs a small order service through rwshard on a
+// primary and its replicas, printing where every statement ran and why:
+// read/write splitting, hints, a transaction, a pinned session,
+// read-your-writes in a session, and the resulting Stats. It learns which
+// node is which by asking each for its @@server_id with hint.Node. The
+// failure behaviour (a lagging replica fenced, a replica or the primary
+// killed under load) is shown by the chaos tests (`go test -run Chaos` in
+// the root module) rather than here: a program pointed at your cluster
+// cannot inject faults into it.
 //
-//	make demo        # or: go run ./examples/quickstart
+//	go run ./quickstart -dsn 'app:pw@tcp(10.0.0.1:3306),tcp(10.0.0.2:3306),tcp(10.0.0.3:3306)/shop'
+//
+// (or RWSHARD_DSN in the environment; `make demo` starts a lab and passes
+// its DSN). The DSN lists the primary first, then the replicas. The
+// program drops and creates the table orders in the DSN's database: point
+// it at a scratch database.
 package main
 
 import (
 	"context"
 	"database/sql"
+	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"sort"
 	"strings"
-	"time"
-
-	_ "github.com/go-sql-driver/mysql"
 
 	"github.com/rwshard/rwshard"
 	"github.com/rwshard/rwshard/hint"
-	"github.com/rwshard/rwshard/internal/lab"
 )
 
 func main() {
+	dsn := flag.String("dsn", os.Getenv("RWSHARD_DSN"), "rwshard DSN: the primary first, then the replicas")
+	flag.Parse()
+	if *dsn == "" {
+		fmt.Fprintln(os.Stderr, "quickstart: give -dsn or RWSHARD_DSN")
+		os.Exit(2)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	begin := time.Now()
-	fmt.Println("starting the lab: 1 primary + 2 replicas, GTID replication on 127.0.0.1 ...")
-	l, err := lab.Start(ctx, lab.RW())
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "quickstart:", err)
-		os.Exit(1)
-	}
-	fmt.Printf("lab up and replicating in %s\n", time.Since(begin).Round(10*time.Millisecond))
-	err = run(ctx, os.Stdout, l)
-	l.Stop()
-	if err != nil {
+	if err := run(ctx, os.Stdout, *dsn); err != nil {
 		fmt.Fprintln(os.Stderr, "quickstart:", err)
 		os.Exit(1)
 	}
@@ -47,45 +48,77 @@ func main() {
 
 // demo carries what every step needs.
 type demo struct {
-	ctx context.Context
-	out io.Writer
-	l   *lab.Lab
-	db  *sql.DB
-	c   *rwshard.Connector
+	ctx   context.Context
+	out   io.Writer
+	db    *sql.DB
+	c     *rwshard.Connector
+	names map[int64]string // node names by @@server_id
+	last  string           // the last node of the DSN, for hint.Node
 }
 
-func run(ctx context.Context, out io.Writer, l *lab.Lab) error {
-	for _, n := range l.Nodes() {
-		fmt.Fprintf(out, "  %-9s %s  server_id=%d\n", n.Name, n.Addr(), n.ServerID)
+// run is the example on the cluster of dsn.
+func run(ctx context.Context, out io.Writer, dsn string) error {
+	cfg, err := rwshard.ParseDSN(dsn)
+	if err != nil {
+		return err
 	}
-	hosts := []string{"tcp(" + l.Primary().Addr() + ")"}
-	for _, r := range l.Replicas() {
-		hosts = append(hosts, "tcp("+r.Addr()+")")
-	}
-	// resetSession: the pinned session shown below ends with its *sql.Conn
+	// ResetSession: the pinned session shown below ends with its *sql.Conn
 	// instead of staying with the pooled connection (go-sql-driver's way,
 	// rwshard's default), so the later reads are not pinned to the primary.
-	dsn := fmt.Sprintf("%s:%s@%s/%s?parseTime=true&rwshard.probeInterval=250ms&rwshard.maxReplicaLag=1s&rwshard.resetSession=true",
-		lab.AppUser, lab.AppPassword, strings.Join(hosts, ","), lab.AppDatabase)
-	fmt.Fprintf(out, "\nsql.Open(%q, %q)\n", rwshard.DriverName, redact(dsn))
-	db, err := sql.Open(rwshard.DriverName, dsn)
+	// The DSN says the same with rwshard.resetSession=true.
+	cfg.ResetSession = true
+	c, err := rwshard.NewConnector(cfg)
 	if err != nil {
 		return err
 	}
+	fmt.Fprintf(out, "cfg, err := rwshard.ParseDSN(%q)\ncfg.ResetSession = true\nc, err := rwshard.NewConnector(cfg)\ndb := sql.OpenDB(c)\n", redact(dsn))
+	db := sql.OpenDB(c)
 	defer db.Close()
-	c, err := rwshard.ConnectorOf(ctx, db)
-	if err != nil {
+	// Until health has probed every node once, reads go to the primary
+	// (route reason "starting"): wait for it, so that the replicas serve
+	// from the first read.
+	if err := c.Ready(ctx); err != nil {
 		return err
 	}
-	d := &demo{ctx: ctx, out: out, l: l, db: db, c: c}
-	for _, step := range []func() error{d.splitting, d.transaction, d.lagFence, d.readYourWrites, d.replicaKilled} {
+	d := &demo{ctx: ctx, out: out, db: db, c: c}
+	if err := d.nodes(cfg); err != nil {
+		return err
+	}
+	for _, step := range []func() error{d.splitting, d.transaction, d.readYourWrites} {
 		if err := step(); err != nil {
 			return err
 		}
 	}
 	d.stats()
-	fmt.Fprintln(out, "\nstopping the lab.")
 	return nil
+}
+
+// nodes asks every node of cfg for its @@server_id, through rwshard with
+// hint.Node (node names are "primary", "replica1", … by position in the
+// DSN), so that the rows' and the queries' @@server_id name a node.
+func (d *demo) nodes(cfg *rwshard.Config) error {
+	fmt.Fprintln(d.out, "\nthe nodes, each asked SELECT @@server_id with hint.Node(ctx, name):")
+	d.names = map[int64]string{}
+	for _, n := range cfg.Nodes {
+		var id int64
+		if err := d.db.QueryRowContext(hint.Node(d.ctx, n.Name), "SELECT @@server_id").Scan(&id); err != nil {
+			return fmt.Errorf("%s: %w", n.Name, err)
+		}
+		if other, ok := d.names[id]; ok {
+			return fmt.Errorf("%s and %s have the same server_id %d: replication needs distinct ones", other, n.Name, id)
+		}
+		d.names[id], d.last = n.Name, n.Name
+		fmt.Fprintf(d.out, "  %-9s %s  server_id=%d\n", n.Name, n.Addr, id)
+	}
+	return nil
+}
+
+// node names the node of a @@server_id.
+func (d *demo) node(id int64) string {
+	if name, ok := d.names[id]; ok {
+		return name
+	}
+	return fmt.Sprintf("server_id=%d", id)
 }
 
 // where runs a query whose last column is @@server_id and names the node.
@@ -107,7 +140,7 @@ func (d *demo) where(ctx context.Context, q string, args ...any) (string, error)
 			return "", err
 		}
 	}
-	return d.l.NodeByServerID(sid), rows.Err()
+	return d.node(sid), rows.Err()
 }
 
 func (d *demo) show(q, node, why string) {
@@ -119,6 +152,9 @@ func (d *demo) show(q, node, why string) {
 
 func (d *demo) splitting() error {
 	fmt.Fprintf(d.out, "\n1. read/write splitting, decided per statement by its SQL text\n  %-62s %-9s %s\n", "statement", "ran on", "why")
+	if _, err := d.db.ExecContext(d.ctx, "DROP TABLE IF EXISTS orders"); err != nil {
+		return err
+	}
 	if _, err := d.db.ExecContext(d.ctx, "CREATE TABLE orders (id BIGINT AUTO_INCREMENT PRIMARY KEY, customer INT, "+
 		"total DECIMAL(10,2), status VARCHAR(12), written_by INT)"); err != nil {
 		return err
@@ -132,10 +168,10 @@ func (d *demo) splitting() error {
 	if err := d.db.QueryRowContext(hint.Primary(d.ctx), "SELECT MAX(written_by) FROM orders").Scan(&writer); err != nil {
 		return err
 	}
-	d.show("INSERT INTO orders … VALUES (…, @@server_id) ×3", d.l.NodeByServerID(writer), "write (each row records where it ran)")
-	if err := d.l.Sync(d.ctx, 10*time.Second); err != nil {
-		return err
-	}
+	d.show("INSERT INTO orders … VALUES (…, @@server_id) ×3", d.node(writer), "write (each row records where it ran)")
+	// No wait for replication: by default (rwshard.consistency=causal) a
+	// read after a write through the same *sql.DB goes to a replica that
+	// has applied the write, waiting there for it if need be.
 	for _, s := range []struct {
 		ctx  context.Context
 		q    string
@@ -146,7 +182,7 @@ func (d *demo) splitting() error {
 		{d.ctx, "SELECT status, @@server_id FROM orders WHERE id = 1 FOR UPDATE", ""},
 		{d.ctx, "SELECT LAST_INSERT_ID(), @@server_id", ""},
 		{d.ctx, "/* rwshard:primary */ SELECT total, @@server_id FROM orders WHERE id = 2", ""},
-		{hint.Node(d.ctx, "replica2"), "SELECT customer, @@server_id FROM orders WHERE id = 3", " (hint.Node)"},
+		{hint.Node(d.ctx, d.last), "SELECT customer, @@server_id FROM orders WHERE id = 3", " (hint.Node)"},
 	} {
 		plan, err := rwshard.Explain(s.ctx, d.db, s.q)
 		if err != nil {
@@ -180,7 +216,7 @@ func (d *demo) transaction() error {
 	if err := tx.Commit(); err != nil {
 		return err
 	}
-	d.show("SELECT status FROM orders WHERE id = 1 (in the transaction)", d.l.NodeByServerID(sid), "in-transaction")
+	d.show("SELECT status FROM orders WHERE id = 1 (in the transaction)", d.node(sid), "in-transaction")
 	conn, err := d.db.Conn(d.ctx)
 	if err != nil {
 		return err
@@ -193,62 +229,12 @@ func (d *demo) transaction() error {
 	if err := conn.QueryRowContext(d.ctx, "SELECT @greeting, @@server_id").Scan(&greeting, &sid); err != nil {
 		return err
 	}
-	d.show("SET @greeting = 'hello'; SELECT @greeting -- one *sql.Conn", d.l.NodeByServerID(sid), "session-pinned (@greeting="+greeting+")")
-	return nil
-}
-
-// nodeStats returns one node's stats.
-func (d *demo) nodeStats(name string) rwshard.NodeStats {
-	for _, n := range d.c.Stats().Nodes {
-		if n.Name == name {
-			return n
-		}
-	}
-	return rwshard.NodeStats{}
-}
-
-func (d *demo) lagFence() error {
-	slow := d.l.Replicas()[0]
-	fmt.Fprintf(d.out, "\n3. %s falls 5 s behind (MASTER_DELAY=5) while the primary takes writes; maxReplicaLag=1s\n", slow.Name)
-	if err := d.l.Lag(d.ctx, slow, 5*time.Second); err != nil {
-		return err
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	for !d.nodeStats(slow.Name).Fenced || !d.nodeStats(slow.Name).LagKnown {
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%s was not fenced", slow.Name)
-		}
-		if _, err := d.db.ExecContext(d.ctx, "UPDATE orders SET total = total + 1 WHERE id = 2"); err != nil {
-			return err
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	n := d.nodeStats(slow.Name)
-	fmt.Fprintf(d.out, "  %s fenced: measured lag %s (from GTID positions, whatever Seconds_Behind_Master says)\n", slow.Name, n.Lag.Round(100*time.Millisecond))
-	seen := map[string]int{}
-	for range 6 {
-		node, err := d.where(d.ctx, "SELECT COUNT(*), @@server_id FROM orders")
-		if err != nil {
-			return err
-		}
-		seen[node]++
-	}
-	fmt.Fprintf(d.out, "  6 reads while fenced went to: %s\n", counts(seen))
-	if err := d.l.Lag(d.ctx, slow, 0); err != nil {
-		return err
-	}
-	for d.nodeStats(slow.Name).Fenced {
-		if time.Now().After(deadline.Add(20 * time.Second)) {
-			return fmt.Errorf("%s stayed fenced", slow.Name)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	fmt.Fprintf(d.out, "  delay removed: %s caught up and is back in rotation\n", slow.Name)
+	d.show("SET @greeting = 'hello'; SELECT @greeting -- one *sql.Conn", d.node(sid), "session-pinned (@greeting="+greeting+")")
 	return nil
 }
 
 func (d *demo) readYourWrites() error {
-	fmt.Fprintln(d.out, "\n4. read-your-writes: a session (one per request) reads its own write, wherever the replicas are")
+	fmt.Fprintln(d.out, "\n3. read-your-writes: a session (one per request) reads its own write, wherever the replicas are")
 	sess := rwshard.WithSession(d.ctx)
 	if _, err := d.db.ExecContext(sess, "UPDATE orders SET status = 'shipped' WHERE id = 2"); err != nil {
 		return err
@@ -262,48 +248,22 @@ func (d *demo) readYourWrites() error {
 	if err != nil {
 		return err
 	}
-	d.show("UPDATE …; SELECT status … (same session, at once)", d.l.NodeByServerID(sid), plan.Reason+", saw "+status)
+	d.show("UPDATE …; SELECT status … (same session, at once)", d.node(sid), plan.Reason+", saw "+status)
 	other := rwshard.WithSession(d.ctx)
+	if plan, err = rwshard.Explain(other, d.db, "SELECT status, @@server_id FROM orders WHERE id = 2"); err != nil {
+		return err
+	}
 	node, err := d.where(other, "SELECT status, @@server_id FROM orders WHERE id = 2")
 	if err != nil {
 		return err
 	}
-	d.show("SELECT status … (another session)", node, "replica")
-	return nil
-}
-
-func (d *demo) replicaKilled() error {
-	victim := d.l.Replicas()[1]
-	fmt.Fprintf(d.out, "\n5. %s is killed (SIGKILL) under reads\n", victim.Name)
-	if err := d.l.Kill(victim); err != nil {
-		return err
-	}
-	seen := map[string]int{}
-	failed := 0
-	for range 40 {
-		node, err := d.where(d.ctx, "SELECT COUNT(*), @@server_id FROM orders")
-		if err != nil {
-			failed++
-			continue
-		}
-		seen[node]++
-		time.Sleep(10 * time.Millisecond)
-	}
-	fmt.Fprintf(d.out, "  40 reads: %d failed; served by %s; %s up: %v\n", failed, counts(seen), victim.Name, d.nodeStats(victim.Name).Up)
-	if err := d.l.Restart(d.ctx, victim); err != nil {
-		return err
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	for !d.nodeStats(victim.Name).Up && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	fmt.Fprintf(d.out, "  restarted: %s up again: %v\n", victim.Name, d.nodeStats(victim.Name).Up)
+	d.show("SELECT status … (another session)", node, plan.Reason)
 	return nil
 }
 
 func (d *demo) stats() {
 	s := d.c.Stats()
-	fmt.Fprintln(d.out, "\n6. rwshard.ConnectorOf(ctx, db).Stats()")
+	fmt.Fprintln(d.out, "\n4. c.Stats()")
 	reasons := make([]string, 0, len(s.Routes))
 	for r := range s.Routes {
 		reasons = append(reasons, r)
@@ -321,19 +281,6 @@ func (d *demo) stats() {
 		}
 		fmt.Fprintf(d.out, "  %-9s %-8s up=%-5v fenced=%-5v queries=%-4d errors=%d\n", n.Name, role, n.Up, n.Fenced, n.Queries, n.Errors)
 	}
-}
-
-func counts(m map[string]int) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%s ×%d", k, m[k])
-	}
-	return strings.Join(parts, ", ")
 }
 
 func redact(dsn string) string {

@@ -1,11 +1,12 @@
-// Command sharding starts a local MariaDB lab of two replication groups,
-// ds_0 and ds_1 (each a primary and a replica), and runs an order service
-// sharded over them through rwshard, printing what went where:
+// Command sharding runs an order service sharded through rwshard over two
+// replication groups, ds_0 and ds_1 (each a primary and its replicas),
+// and prints what went where:
 //
-//  1. the sharding rules: t_order and t_order_item by user_id % 2 over the
-//     data sources and order_id % 2 over the tables, bound together;
-//     t_region broadcast; snowflake keys for t_order.order_id; t_customer
-//     unsharded, in the default data source ds_0;
+//  1. the sharding rules, read from the rules file: t_order and
+//     t_order_item by user_id % 2 over the data sources and order_id % 2
+//     over the tables, bound together; t_region broadcast; snowflake keys
+//     for t_order.order_id; t_customer unsharded, in the default data
+//     source ds_0;
 //
 //  2. CREATE TABLE on the logical tables, and the physical tables that
 //     now exist on every node;
@@ -23,40 +24,43 @@
 //
 //  7. Stats: writes on each shard's primary, reads on its replica.
 //
-//     go run ./examples/sharding
+// The rules file names the data sources' DSNs (the database of each is
+// its DSN's); sharding/rules.yaml.tmpl is these rules with placeholders
+// for them. Copy it, write your groups' DSNs in place of the @…@
+// placeholders, and run
+//
+//	go run ./sharding -rules rules.yaml
+//
+// (or RWSHARD_RULES in the environment; `make demo` starts a sharded lab
+// and writes the rules file for it). Besides rwshard, the program
+// connects to every node directly (go-sql-driver/mysql, the data
+// sources' DSNs) to show the physical tables. It drops and creates the
+// tables t_order, t_order_item, t_region and t_customer: point it at
+// scratch databases.
 package main
 
 import (
 	"cmp"
 	"context"
 	"database/sql"
-	_ "embed"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net/url"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"text/tabwriter"
-	"text/template"
 	"time"
 
-	_ "github.com/go-sql-driver/mysql"
+	"github.com/go-sql-driver/mysql"
 
 	"github.com/rwshard/rwshard"
-	"github.com/rwshard/rwshard/internal/lab"
 	"github.com/rwshard/rwshard/shard"
 )
-
-// rulesTemplate is the rules file, with the lab's data sources filled in
-// by writeRules.
-//
-//go:embed rules.yaml.tmpl
-var rulesTemplate string
 
 // The logical tables. t_order_item has no key generator: its key is the
 // order's key and the item's number.
@@ -87,17 +91,15 @@ var Orders = []Order{
 }
 
 func main() {
+	rules := flag.String("rules", os.Getenv("RWSHARD_RULES"), "sharding rules file (rwshard's YAML), see sharding/rules.yaml.tmpl")
+	flag.Parse()
+	if *rules == "" {
+		fmt.Fprintln(os.Stderr, "sharding: give -rules or RWSHARD_RULES")
+		os.Exit(2)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	begin := time.Now()
-	fmt.Println("starting the lab: ds_0 and ds_1, each 1 primary + 1 replica, GTID replication on 127.0.0.1 ...")
-	l, err := lab.Start(ctx, lab.Sharded())
-	if err == nil {
-		fmt.Printf("lab up and replicating in %s\n", time.Since(begin).Round(10*time.Millisecond))
-		err = run(ctx, os.Stdout, l)
-		l.Stop()
-	}
-	if err != nil {
+	if err := run(ctx, os.Stdout, *rules); err != nil {
 		fmt.Fprintln(os.Stderr, "sharding:", err)
 		os.Exit(1)
 	}
@@ -107,12 +109,19 @@ func main() {
 type demo struct {
 	ctx    context.Context
 	out    io.Writer
-	l      *lab.Lab
 	db     *sql.DB             // rwshard, sharded
 	c      *rwshard.Connector  // behind db, for Stats
+	groups []group             // the data sources, by name
 	direct map[string]*sql.DB  // go-sql-driver/mysql to each node, by node name
 	last   rwshard.Stats       // at the end of the previous statement
 	placed map[string][]placed // step 3's rows, by "user/amount"
+}
+
+// group is one data source: the names rwshard gives its nodes.
+type group struct {
+	name     string
+	primary  string   // "ds_0-primary"
+	replicas []string // "ds_0-replica1", …
 }
 
 // placed is a row of t_order as found in a physical table.
@@ -123,25 +132,20 @@ type placed struct {
 	Node    string // ds_N.t_order_M
 }
 
-// run is the example on a running sharded lab.
-func run(ctx context.Context, out io.Writer, l *lab.Lab) error {
-	dir, err := os.MkdirTemp("", "rwshard-sharding-")
+// run is the example on the data sources of the rules file at path.
+func run(ctx context.Context, out io.Writer, path string) error {
+	text, err := os.ReadFile(path)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
-	path := filepath.Join(dir, "rules.yaml")
-	text, err := writeRules(path, l)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "\n1. the sharding rules, written to %s\n", path)
-	for line := range strings.Lines(redact(text)) {
+	fmt.Fprintf(out, "\n1. the sharding rules, read from %s\n", path)
+	for line := range strings.Lines(redact(string(text))) {
 		fmt.Fprint(out, "  ", line)
 	}
 
-	fmt.Fprintln(out, `  db, err := sql.Open("rwshard", "/app?rwshard.rulesFile="+url.QueryEscape(path))`)
-	db, err := sql.Open(rwshard.DriverName, "/"+lab.AppDatabase+"?rwshard.rulesFile="+url.QueryEscape(path))
+	dsn := "/?rwshard.rulesFile=" + url.QueryEscape(path)
+	fmt.Fprintln(out, `  db, err := sql.Open("rwshard", "/?rwshard.rulesFile="+url.QueryEscape(path))`)
+	db, err := sql.Open(rwshard.DriverName, dsn)
 	if err != nil {
 		return err
 	}
@@ -150,14 +154,14 @@ func run(ctx context.Context, out io.Writer, l *lab.Lab) error {
 	if err != nil {
 		return err
 	}
-	d := &demo{ctx: ctx, out: out, l: l, db: db, c: c, direct: map[string]*sql.DB{}, last: c.Stats()}
-	for _, n := range l.Nodes() {
-		ndb, err := sql.Open("mysql", n.DSN(""))
-		if err != nil {
-			return err
+	d := &demo{ctx: ctx, out: out, db: db, c: c, direct: map[string]*sql.DB{}, last: c.Stats()}
+	defer func() {
+		for _, ndb := range d.direct {
+			ndb.Close()
 		}
-		defer ndb.Close()
-		d.direct[n.Name] = ndb
+	}()
+	if err := d.connectNodes(dsn); err != nil {
+		return err
 	}
 	for _, step := range []func() error{d.schema, d.insert, d.reads, d.transaction, d.refusals} {
 		if err := step(); err != nil {
@@ -168,37 +172,107 @@ func run(ctx context.Context, out io.Writer, l *lab.Lab) error {
 	return nil
 }
 
-// writeRules renders the rules for the lab's groups into path and returns
-// the text.
-func writeRules(path string, l *lab.Lab) (string, error) {
-	type dataSource struct {
-		Name     string
-		Primary  string
-		Replicas []string
-	}
-	var sources []dataSource
-	for _, g := range l.Groups {
-		ds := dataSource{Name: g.Name, Primary: g.Primary().DSN("")}
-		for _, r := range g.Replicas() {
-			ds.Replicas = append(ds.Replicas, r.DSN(""))
-		}
-		sources = append(sources, ds)
-	}
-	tmpl, err := template.New("rules").Parse(rulesTemplate)
+// connectNodes opens go-sql-driver/mysql to every node of the rules' data
+// sources, with the names and settings that rwshard's own connectors give
+// them (shard.DataSourceConfigs).
+func (d *demo) connectNodes(dsn string) error {
+	cfg, err := rwshard.ParseDSN(dsn)
 	if err != nil {
-		return "", err
+		return err
 	}
-	var b strings.Builder
-	if err := tmpl.Execute(&b, sources); err != nil {
-		return "", err
+	sources, err := shard.DataSourceConfigs(cfg)
+	if err != nil {
+		return err
 	}
-	return b.String(), os.WriteFile(path, []byte(b.String()), 0o600)
+	for name, sc := range sources {
+		g := group{name: name}
+		for i, n := range sc.Nodes {
+			mc := sc.Backend.Clone()
+			mc.Net, mc.Addr = n.Net, n.Addr
+			connector, err := mysql.NewConnector(mc)
+			if err != nil {
+				return fmt.Errorf("%s: %w", n.Name, err)
+			}
+			d.direct[n.Name] = sql.OpenDB(connector)
+			if i == 0 {
+				g.primary = n.Name
+			} else {
+				g.replicas = append(g.replicas, n.Name)
+			}
+		}
+		d.groups = append(d.groups, g)
+	}
+	slices.SortFunc(d.groups, func(a, b group) int { return cmp.Compare(a.name, b.name) })
+	return nil
+}
+
+// group returns the data source of that name.
+func (d *demo) group(name string) (group, error) {
+	for _, g := range d.groups {
+		if g.name == name {
+			return g, nil
+		}
+	}
+	return group{}, fmt.Errorf("no data source %s in the rules", name)
+}
+
+// nodes lists every node, each data source's primary first.
+func (d *demo) nodes() []string {
+	var out []string
+	for _, g := range d.groups {
+		out = append(out, g.primary)
+		out = append(out, g.replicas...)
+	}
+	return out
+}
+
+// syncReplicas waits until every replica has applied what its primary had
+// written when it was called, reading the GTID position on the primary
+// and waiting for it on the replica (MariaDB's MASTER_GTID_WAIT; MySQL's
+// WAIT_FOR_EXECUTED_GTID_SET), both over the direct connections: so that
+// what the example reads from the replicas directly, and the nodes it
+// shows for the reads through rwshard, do not depend on replication's
+// timing.
+func (d *demo) syncReplicas() error {
+	const timeout = 20 * time.Second
+	for _, g := range d.groups {
+		p := d.direct[g.primary]
+		var version string
+		if err := p.QueryRowContext(d.ctx, "SELECT VERSION()").Scan(&version); err != nil {
+			return fmt.Errorf("%s: %w", g.primary, err)
+		}
+		posQuery, waitQuery := "SELECT @@gtid_binlog_pos", "SELECT MASTER_GTID_WAIT(?, ?)"
+		if !strings.Contains(version, "MariaDB") {
+			posQuery, waitQuery = "SELECT @@GLOBAL.gtid_executed", "SELECT WAIT_FOR_EXECUTED_GTID_SET(?, ?)"
+		}
+		var pos string
+		if err := p.QueryRowContext(d.ctx, posQuery).Scan(&pos); err != nil {
+			return fmt.Errorf("%s: %w", g.primary, err)
+		}
+		for _, r := range g.replicas {
+			var res int
+			if err := d.direct[r].QueryRowContext(d.ctx, waitQuery, pos, timeout.Seconds()).Scan(&res); err != nil {
+				return fmt.Errorf("%s: %w", r, err)
+			}
+			if res != 0 {
+				return fmt.Errorf("%s has not applied GTID %s of %s within %s", r, pos, g.primary, timeout)
+			}
+		}
+	}
+	return nil
 }
 
 // schema creates the logical tables through rwshard and lists the
 // physical tables each node then has.
 func (d *demo) schema() error {
 	fmt.Fprintln(d.out, "\n2. CREATE TABLE through rwshard, on the logical tables: DDL reaches every data node of the table")
+	// An earlier run's tables go first.
+	for _, t := range []string{"t_order_item", "t_order", "t_region", "t_customer"} {
+		if _, err := d.db.ExecContext(d.ctx, "DROP TABLE IF EXISTS "+t); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(d.out, "  %-50s → ran on %s\n", "DROP TABLE IF EXISTS t_order_item, … (×4, one each)", d.ran())
 	for _, ddl := range []string{createOrder, createItem, createRegion, createCustomer} {
 		p, err := rwshard.Explain(d.ctx, d.db, ddl)
 		if err != nil {
@@ -229,16 +303,16 @@ func (d *demo) schema() error {
 		fmt.Fprintf(d.out, "  %-30s %-19s → ran on %s\n", w.label, p.Reason, d.ran())
 	}
 	// The replicas get the DDL by replication.
-	if err := d.l.Sync(d.ctx, 20*time.Second); err != nil {
+	if err := d.syncReplicas(); err != nil {
 		return err
 	}
 	fmt.Fprintln(d.out, "  physical tables, read from every node with go-sql-driver/mysql:")
-	for _, n := range d.l.Nodes() {
-		tables, err := d.tables(n.Name)
+	for _, n := range d.nodes() {
+		tables, err := d.tables(n)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(d.out, "    %-14s %s\n", n.Name, strings.Join(tables, " "))
+		fmt.Fprintf(d.out, "    %-14s %s\n", n, strings.Join(tables, " "))
 	}
 	return nil
 }
@@ -290,15 +364,15 @@ func (d *demo) insert() error {
 	fmt.Fprintln(d.out, "  where the rows are, read from each primary with go-sql-driver/mysql:")
 	d.placed = map[string][]placed{}
 	var all []placed
-	for _, g := range d.l.Groups {
+	for _, g := range d.groups {
 		for t := range 2 {
-			rows, err := d.direct[g.Primary().Name].QueryContext(d.ctx,
+			rows, err := d.direct[g.primary].QueryContext(d.ctx,
 				fmt.Sprintf("SELECT order_id, user_id, amount FROM t_order_%d", t))
 			if err != nil {
 				return err
 			}
 			for rows.Next() {
-				p := placed{Node: fmt.Sprintf("%s.t_order_%d", g.Name, t)}
+				p := placed{Node: fmt.Sprintf("%s.t_order_%d", g.name, t)}
 				if err := rows.Scan(&p.OrderID, &p.User, &p.Amount); err != nil {
 					rows.Close()
 					return err
@@ -329,9 +403,7 @@ func (d *demo) insert() error {
 // shard, printing the plan, the result and the node that ran each unit.
 func (d *demo) reads() error {
 	fmt.Fprintln(d.out, "\n4. reads: each unit on its shard's replica, multi-shard results merged")
-	// The lab waits for the replicas here so that the reads find the rows.
-	// A service would read its own writes with rwshard.WithSession.
-	if err := d.l.Sync(d.ctx, 20*time.Second); err != nil {
+	if err := d.syncReplicas(); err != nil {
 		return err
 	}
 	big := d.placed["3/99.90"]
@@ -430,18 +502,21 @@ func (d *demo) transaction() error {
 	fmt.Fprintln(d.out, "  committed, read from each primary with go-sql-driver/mysql:")
 	for _, user := range []int{5, 6} {
 		id := keys[user]
-		g := d.l.Groups[user%2]
+		g, err := d.group(fmt.Sprintf("ds_%d", user%2)) // databaseStrategy: user_id % 2
+		if err != nil {
+			return err
+		}
 		var orders, items int
-		err := d.direct[g.Primary().Name].QueryRowContext(d.ctx, fmt.Sprintf(
+		err = d.direct[g.primary].QueryRowContext(d.ctx, fmt.Sprintf(
 			"SELECT (SELECT COUNT(*) FROM t_order_%[1]d WHERE order_id = ?), (SELECT COUNT(*) FROM t_order_item_%[1]d WHERE order_id = ?)", id%2),
 			id, id).Scan(&orders, &items)
 		if err != nil {
 			return err
 		}
 		fmt.Fprintf(d.out, "    %s: order %d of user %d: %d row in t_order_%d, %d rows in t_order_item_%d\n",
-			g.Primary().Name, id, user, orders, id%2, items, id%2)
+			g.primary, id, user, orders, id%2, items, id%2)
 	}
-	if err := d.l.Sync(d.ctx, 20*time.Second); err != nil {
+	if err := d.syncReplicas(); err != nil {
 		return err
 	}
 	q := "SELECT o.order_id, i.item_no, i.sku, i.qty FROM t_order o JOIN t_order_item i ON i.order_id = o.order_id " +
@@ -593,7 +668,7 @@ func argList(args []any) string {
 	return fmt.Sprintf("  %v", args)
 }
 
-var password = regexp.MustCompile(`([^"/@:]+):[^@"]*@`)
+var password = regexp.MustCompile(`([^"/@:\s]+):[^@"\n]*@`)
 
 // redact hides the passwords of the DSNs in the rules.
 func redact(s string) string { return password.ReplaceAllString(s, "$1:***@") }

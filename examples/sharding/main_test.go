@@ -3,6 +3,8 @@ package main
 import (
 	"database/sql"
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -17,14 +19,20 @@ import (
 	"github.com/rwshard/rwshard/internal/lab/labtest"
 )
 
-// TestRun runs the example on a sharded lab of its own and checks its
-// story: the physical tables on both groups, every row in the physical
+// TestRun runs the example on a sharded lab of its own, given a rules
+// file for it as a user gives theirs, and checks its story: the physical tables on both groups, every row in the physical
 // table its keys name, correct results, each refusal's error, and reads
 // served by each shard's replica. The placement is also checked on the
 // primaries directly, not only from what the example prints.
 func TestRun(t *testing.T) {
-	l, out := labtest.RunFresh(t, lab.Sharded(), 3*time.Minute, run)
+	l := labtest.Fresh(t, lab.Sharded())
+	var b strings.Builder
+	if err := run(labtest.Ctx(t, 3*time.Minute), &b, rulesFile(t, l)); err != nil {
+		t.Fatalf("run: %v\n%s", err, b.String())
+	}
+	out := b.String()
 	t.Log(out)
+	assert.NotContains(t, out, lab.AppPassword, "the passwords in the rules are redacted")
 
 	// 2. The physical tables, as every node has them.
 	tables := step(t, out, 2)
@@ -35,6 +43,8 @@ func TestRun(t *testing.T) {
 	} {
 		assert.Regexp(t, `(?m)^    `+node+` +`+want+`$`, tables)
 	}
+	// An earlier run's tables are dropped on every data node they have.
+	assert.Regexp(t, `(?m)^  DROP TABLE IF EXISTS .* → ran on ds_0-primary×6 ds_1-primary×5 \(write×11\)$`, tables)
 	assert.Regexp(t, `(?m)^  CREATE TABLE t_order \(…\) +all-shards +→ ds_0.t_order_0 ds_0.t_order_1 ds_1.t_order_0 ds_1.t_order_1$`, tables)
 	assert.Regexp(t, `(?m)^  CREATE TABLE t_region \(…\) +broadcast-write +→ ds_0.t_region ds_1.t_region$`, tables)
 	assert.Regexp(t, `(?m)^  CREATE TABLE t_customer \(…\) +default-data-source +→ ds_0.t_customer$`, tables)
@@ -145,6 +155,30 @@ func TestRun(t *testing.T) {
 	assert.Contains(t, stats, "reads 12, served by a primary 0 (0%)")
 	assert.Regexp(t, `(?m)^  ds_0-replica1 +replica up=true +queries=6$`, stats)
 	assert.Regexp(t, `(?m)^  ds_1-replica1 +replica up=true +queries=6$`, stats)
+}
+
+// rulesFile writes rules.yaml.tmpl with the DSNs of l's groups filled in,
+// as scripts/demo does, into a temporary file and returns its path.
+func rulesFile(t *testing.T, l *lab.Lab) string {
+	t.Helper()
+	tmpl, err := os.ReadFile("rules.yaml.tmpl")
+	require.NoError(t, err)
+	var pairs []string
+	for i, g := range l.Groups {
+		require.Equal(t, fmt.Sprintf("ds_%d", i), g.Name)
+		var replicas []string
+		for _, r := range g.Replicas() {
+			replicas = append(replicas, strconv.Quote(r.DSN("")))
+		}
+		pairs = append(pairs,
+			fmt.Sprintf("@DS_%d_PRIMARY@", i), g.Primary().DSN(""),
+			fmt.Sprintf("@DS_%d_REPLICAS@", i), strings.Join(replicas, ", "))
+	}
+	rules := strings.NewReplacer(pairs...).Replace(string(tmpl))
+	require.NotContains(t, rules, "@DS_", "a placeholder left")
+	path := filepath.Join(t.TempDir(), "rules.yaml")
+	require.NoError(t, os.WriteFile(path, []byte(rules), 0o600))
+	return path
 }
 
 // placement checks, on the primaries directly, that every row of t_order

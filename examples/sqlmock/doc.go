@@ -12,5 +12,5 @@
 // ExpectationsWereMet on every mock proves that nothing expected was
 // skipped.
 //
-//	go test ./examples/sqlmock
+//	go test ./sqlmock    # in examples/: no database needed
 package orders

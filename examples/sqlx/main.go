@@ -1,35 +1,42 @@
-// Command sqlx shows sqlx on rwshard. It starts a local MariaDB replication
-// lab (one primary, two replicas), opens sqlx.Open("rwshard", dsn), and
-// prints each statement and where rwshard ran it:
+// Command sqlx shows sqlx on rwshard. It opens sqlx.Open("rwshard", dsn)
+// over a primary and its replicas, and prints each statement and where
+// rwshard ran it:
 //
-//   - NamedExec writes (a batch INSERT, an UPDATE) run on the primary;
+//   - Exec and NamedExec writes (the schema, a batch INSERT, an UPDATE)
+//     run on the primary;
 //   - Get and Select run on a replica;
 //   - a transaction (BeginTxx) runs on the primary from start to end;
 //   - hint.Primary in the context sends a read that must be fresh to the
-//     primary.
+//     primary;
+//   - hint.Node(ctx, name) runs a statement on one node: the program asks
+//     each node for its @@server_id that way (node names are "primary",
+//     "replica1", … by position in the DSN).
 //
 // "ran on" comes from rwshard's Stats counters; the rows say it too:
 // written_by is @@server_id of the server that ran the write, read_from
 // is @@server_id of the server that ran the read.
 //
-//	go run ./examples/sqlx
+//	go run ./sqlx -dsn 'app:pw@tcp(10.0.0.1:3306),tcp(10.0.0.2:3306),tcp(10.0.0.3:3306)/shop'
+//
+// (or RWSHARD_DSN in the environment; `make demo` starts a lab and passes
+// its DSN). The program drops and creates the table orders in the DSN's
+// database: point it at a scratch database.
 package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/jmoiron/sqlx"
 
 	"github.com/rwshard/rwshard"
 	"github.com/rwshard/rwshard/hint"
-	"github.com/rwshard/rwshard/internal/lab"
 )
 
 // Order is one row; ReadFrom is @@server_id of the server that ran the
@@ -44,7 +51,8 @@ type Order struct {
 }
 
 const (
-	schema = `CREATE TABLE orders (id BIGINT AUTO_INCREMENT PRIMARY KEY, customer VARCHAR(40),
+	dropTable = `DROP TABLE IF EXISTS orders`
+	schema    = `CREATE TABLE orders (id BIGINT AUTO_INCREMENT PRIMARY KEY, customer VARCHAR(40),
 		total BIGINT, status VARCHAR(12), written_by BIGINT)`
 	insert    = `INSERT INTO orders (customer, total, status, written_by) VALUES (:customer, :total, 'new', @@server_id)`
 	selectAll = `SELECT *, @@server_id AS read_from FROM orders ORDER BY id`
@@ -53,24 +61,26 @@ const (
 )
 
 func main() {
+	dsn := flag.String("dsn", os.Getenv("RWSHARD_DSN"), "rwshard DSN: the primary first, then the replicas")
+	flag.Parse()
+	if *dsn == "" {
+		fmt.Fprintln(os.Stderr, "sqlx: give -dsn or RWSHARD_DSN")
+		os.Exit(2)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	fmt.Println("starting the lab: 1 primary + 2 replicas, GTID replication on 127.0.0.1 ...")
-	l, err := lab.Start(ctx, lab.RW())
-	if err == nil {
-		err = run(ctx, os.Stdout, l)
-		l.Stop()
-	}
-	if err != nil {
+	if err := run(ctx, os.Stdout, *dsn); err != nil {
 		fmt.Fprintln(os.Stderr, "sqlx:", err)
 		os.Exit(1)
 	}
 }
 
-// run is the example on a running lab.
-func run(ctx context.Context, out io.Writer, l *lab.Lab) error {
-	dsn := fmt.Sprintf("%s:%s@tcp(%s),tcp(%s),tcp(%s)/%s?parseTime=true",
-		lab.AppUser, lab.AppPassword, l.Primary().Addr(), l.Replicas()[0].Addr(), l.Replicas()[1].Addr(), lab.AppDatabase)
+// run is the example on the cluster of dsn.
+func run(ctx context.Context, out io.Writer, dsn string) error {
+	cfg, err := rwshard.ParseDSN(dsn)
+	if err != nil {
+		return err
+	}
 	fmt.Fprintf(out, "sqlx.Open(%q, %q)\n", rwshard.DriverName, redact(dsn))
 	// sqlx does not know the driver name "rwshard" and falls back to "?"
 	// placeholders, which is what MySQL wants. (To say so explicitly:
@@ -86,10 +96,38 @@ func run(ctx context.Context, out io.Writer, l *lab.Lab) error {
 	}
 	r := &report{out: out, c: c}
 
+	// Which node is which: each node's @@server_id, asked on that node.
+	names := map[int64]string{}
+	var ids []int64
+	for _, n := range cfg.Nodes {
+		var id int64
+		if err := db.GetContext(hint.Node(ctx, n.Name), &id, "SELECT @@server_id"); err != nil {
+			return fmt.Errorf("%s: %w", n.Name, err)
+		}
+		if other, ok := names[id]; ok {
+			return fmt.Errorf("%s and %s have the same server_id %d: replication needs distinct ones", other, n.Name, id)
+		}
+		names[id], ids = n.Name, append(ids, id)
+	}
+	r.step(`db.GetContext(hint.Node(ctx, name), &id, "SELECT @@server_id") for each node`)
+	for _, id := range ids {
+		fmt.Fprintf(out, "  %s: server_id %d\n", names[id], id)
+	}
+	node := func(id int64) string {
+		if name, ok := names[id]; ok {
+			return name
+		}
+		return fmt.Sprintf("server_id=%d", id)
+	}
+
+	// The table of an earlier run goes first.
+	if _, err := db.ExecContext(ctx, dropTable); err != nil {
+		return err
+	}
 	if _, err := db.ExecContext(ctx, schema); err != nil {
 		return err
 	}
-	r.step("db.ExecContext(ctx, schema)", schema)
+	r.step("db.ExecContext(ctx, dropTable); db.ExecContext(ctx, schema)", dropTable, schema)
 
 	orders := []Order{{Customer: "ada", Total: 1050}, {Customer: "grace", Total: 2000}}
 	if _, err := db.NamedExecContext(ctx, insert, orders); err != nil {
@@ -97,18 +135,16 @@ func run(ctx context.Context, out io.Writer, l *lab.Lab) error {
 	}
 	r.step("db.NamedExecContext(ctx, insert, orders)", named(insert, orders))
 
-	// The lab waits for the replicas here so that the reads below find the
-	// rows. A service would read its own writes with rwshard.WithSession.
-	if err := l.Sync(ctx, 10*time.Second); err != nil {
-		return err
-	}
+	// No wait for replication: by default (rwshard.consistency=causal) a
+	// read after a write through the same *sql.DB goes to a replica that
+	// has applied the write, waiting there for it if need be.
 	var all []Order
 	if err := db.SelectContext(ctx, &all, selectAll); err != nil {
 		return err
 	}
 	r.step("db.SelectContext(ctx, &all, selectAll)", selectAll)
 	for _, o := range all {
-		fmt.Fprintf(out, "  order %d: written_by %s, read_from %s\n", o.ID, l.NodeByServerID(o.WrittenBy), l.NodeByServerID(o.ReadFrom))
+		fmt.Fprintf(out, "  order %d: written_by %s, read_from %s\n", o.ID, node(o.WrittenBy), node(o.ReadFrom))
 	}
 
 	var o Order
@@ -116,7 +152,7 @@ func run(ctx context.Context, out io.Writer, l *lab.Lab) error {
 		return err
 	}
 	r.step("db.GetContext(ctx, &o, selectOne, 2)", selectOne)
-	fmt.Fprintf(out, "  order %d: read_from %s\n", o.ID, l.NodeByServerID(o.ReadFrom))
+	fmt.Fprintf(out, "  order %d: read_from %s\n", o.ID, node(o.ReadFrom))
 
 	tx, err := db.BeginTxx(ctx, nil)
 	if err != nil {
@@ -135,16 +171,18 @@ func run(ctx context.Context, out io.Writer, l *lab.Lab) error {
 		return err
 	}
 	r.step("db.BeginTxx; tx.GetContext; tx.NamedExecContext; tx.Commit", selectOne, named(pay, inTx))
-	fmt.Fprintf(out, "  order %d: read_from %s\n", inTx.ID, l.NodeByServerID(inTx.ReadFrom))
+	fmt.Fprintf(out, "  order %d: read_from %s\n", inTx.ID, node(inTx.ReadFrom))
 
-	// The replicas may not have the update yet: read it from the primary.
+	// A read that must see the latest commit whatever the consistency
+	// setting (with rwshard.consistency=eventual a replica may lag) asks
+	// for the primary.
 	var fresh Order
 	if err := db.GetContext(hint.Primary(ctx), &fresh, selectOne, 1); err != nil {
 		return err
 	}
 	r.step("db.GetContext(hint.Primary(ctx), &fresh, selectOne, 1)", selectOne)
 	fmt.Fprintf(out, "  order %d: status %s, written_by %s, read_from %s\n",
-		fresh.ID, fresh.Status, l.NodeByServerID(fresh.WrittenBy), l.NodeByServerID(fresh.ReadFrom))
+		fresh.ID, fresh.Status, node(fresh.WrittenBy), node(fresh.ReadFrom))
 	return nil
 }
 
