@@ -3,6 +3,8 @@ package rwshard
 import (
 	"context"
 	"database/sql"
+	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -36,6 +38,7 @@ type node struct {
 	reached  atomic.Bool   // a statement succeeded here once (see everReached)
 	stmts    stmtStats     // its connections' statement caches
 	meters   nodeMeters    // latency histograms, server errors, causal waits
+	pool     int           // its replica pool (Config.Pools): index in cluster.pools, 0 for none
 	activeMu sync.Mutex
 	active   map[*backendConn]struct{} // checked out now (see interrupt)
 
@@ -66,6 +69,11 @@ type cluster struct {
 	// to the primary from then on. Bounded by maxPrimaryOnly.
 	primaryOnly  sync.Map // string → struct{}
 	nPrimaryOnly atomic.Int32
+
+	// pools: "" (the default pool) then Config.Pools' names, sorted;
+	// poolIdx maps a name to its index.
+	pools   []string
+	poolIdx map[string]int
 
 	// replay: session variables are applied to backend connections
 	// instead of pinning (router.ReplayableSet); rwshard's own pools only.
@@ -122,6 +130,7 @@ func (cl *cluster) isPrimary(n *node) bool { return cl.primary() == n }
 // readFilter is what a read requires of a replica beyond being up and
 // unfenced.
 type readFilter struct {
+	pool    int            // the replica pool the read may use (node.pool); -1: unknown pool
 	maxLag  time.Duration  // from hint.MaxLag; 0: none
 	since   time.Time      // the session's last write; zero: none
 	gtid    health.GTIDSet // causal: must contain; zero: none
@@ -161,8 +170,11 @@ func (f *readFilter) eligible(n *node, isPrimary bool) (ok, healthy bool) {
 // built-in weighted policy a primary with a weight above 0 takes its
 // share of reads as well.
 func (cl *cluster) readable(f *readFilter, n, prim *node) (ok, healthy bool) {
+	if n.pool != f.pool && n != prim {
+		return false, false // another pool's replica: not this read's
+	}
 	ok, healthy = f.eligible(n, n == prim)
-	if n == prim && cl.weighted && f.exclude != n && n.h.Up() && cl.cfg.Weights[n.name] > 0 {
+	if n == prim && f.pool == 0 && cl.weighted && f.exclude != n && n.h.Up() && cl.cfg.Weights[n.name] > 0 {
 		ok = true
 	}
 	return ok, healthy
@@ -348,3 +360,44 @@ var clockBase = time.Now()
 // monotonic reading does not read the wall clock, so it costs about half
 // of time.Now on the statement path.
 func monotonic() time.Duration { return time.Since(clockBase) }
+
+// poolFallback moves a pooled read for which no replica of its pool
+// qualifies to where Config.PoolFallback says: another pool (f.pool
+// changes; the caller picks again), the primary (toPrimary), or an error
+// naming the pool.
+func (cl *cluster) poolFallback(f *readFilter, q string) (toPrimary bool, err error) {
+	pool := cl.pools[f.pool]
+	switch fb := cl.cfg.PoolFallback; fb {
+	case "primary":
+		return true, nil
+	case "error":
+		return false, &RouteError{Reason: "pool " + pool, Statement: quote(q),
+			Err: fmt.Errorf("%w in pool %s (rwshard.poolFallback=error)", ErrNoReplica, pool)}
+	case "default":
+		f.pool = 0
+	default:
+		if i := cl.poolIdx[fb]; i != f.pool {
+			f.pool = i
+		} else {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// poolOf resolves a pool hint: 0 for none, -1 for a name that is no pool.
+func (cl *cluster) poolOf(name string) int {
+	if name == "" {
+		return 0
+	}
+	if i, ok := cl.poolIdx[name]; ok {
+		return i
+	}
+	return -1
+}
+
+// unknownPool refuses a read hinted to a pool that does not exist.
+func (cl *cluster) unknownPool(q string) error {
+	return &RouteError{Reason: "pool", Statement: quote(q),
+		Err: fmt.Errorf("%w; pools: %s", ErrUnknownPool, strings.Join(cl.pools[1:], ", "))}
+}

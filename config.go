@@ -142,6 +142,19 @@ type Config struct {
 	// given, else round_robin. Policy, when set, overrides it.
 	Balance string
 	Policy  balance.Policy
+	// Pools are named groups of replicas for traffic that must not touch
+	// the replicas serving online reads (reports, exports, batch jobs): a
+	// read hinted with hint.Pool(ctx, name) or /* rwshard:pool=name */ runs
+	// only on the replicas of its pool, and those replicas take no other
+	// reads. Pool name → node names; a node is in one pool at most; a
+	// pool's connection cap is its nodes' (Node.MaxOpenConns).
+	Pools map[string][]string
+	// PoolFallback is where a pooled read goes when no replica of its
+	// pool qualifies: "error" (the default: ErrNoReplica, naming the
+	// pool), "primary", "default" (the replicas in no pool), or the name
+	// of another pool (which then has no fallback of its own).
+	PoolFallback string
+
 	// Weights by node name, for the weighted policy. Every replica needs
 	// a weight (0 = never read from it); a primary weight above 0 makes the
 	// primary take that share of reads too.
@@ -306,6 +319,7 @@ func NewConfig() *Config {
 		Backend:             mysql.NewConfig(),
 		ReadOnlyTx:          TxReadPrimary,
 		DriverLog:           DriverLogStderr,
+		PoolFallback:        "error",
 		ConnectTimeout:      defaultConnectTimeout,
 		ConnMaxLifetime:     defaultConnMaxLifetime,
 		ConnMaxIdleTime:     defaultConnMaxIdleTime,
@@ -373,6 +387,12 @@ func (c *Config) Clone() *Config {
 	}
 	out.Nodes = slices.Clone(c.Nodes)
 	out.Weights = maps.Clone(c.Weights)
+	if c.Pools != nil {
+		out.Pools = make(map[string][]string, len(c.Pools))
+		for k, v := range c.Pools {
+			out.Pools[k] = slices.Clone(v)
+		}
+	}
 	out.ReplicaFunctions = slices.Clone(c.ReplicaFunctions)
 	out.SessionKey = slices.Clone(c.SessionKey)
 	out.dbs = slices.Clone(c.dbs)
@@ -511,6 +531,45 @@ func (c *Config) normalizeSettings() error {
 	}
 	if t := c.HeartbeatTable; t != "" && !tableName(t) {
 		return configErr("rwshard.heartbeatTable", t, "not a table name (table or schema.table, `quoted` parts allowed)")
+	}
+	return c.checkPools()
+}
+
+// checkPools validates Pools and PoolFallback against the node names.
+func (c *Config) checkPools() error {
+	if c.PoolFallback == "" {
+		c.PoolFallback = "error"
+	}
+	if c.sharded() && len(c.Pools) > 0 {
+		return configErr("rwshard.pools", "", "replica pools are not supported with sharding")
+	}
+	names := map[string]bool{}
+	for _, n := range c.Nodes {
+		names[n.Name] = true
+	}
+	in := map[string]string{}
+	for _, pool := range slices.Sorted(maps.Keys(c.Pools)) {
+		if pool == "" || pool == "default" || pool == "error" || pool == "primary" || !netName(pool) {
+			return configErr("rwshard.pools", pool, "a pool name is letters, digits, '-', '_', '.', and not default, error or primary")
+		}
+		if len(c.Pools[pool]) == 0 {
+			return configErr("rwshard.pools", pool, "pool has no nodes")
+		}
+		for _, n := range c.Pools[pool] {
+			switch {
+			case !names[n]:
+				return configErr("rwshard.pools", pool+":"+n, "no node %q; nodes: %s", n, nodeNames(c.Nodes))
+			case in[n] != "":
+				return configErr("rwshard.pools", pool+":"+n, "node %q is in pools %s and %s; one at most", n, in[n], pool)
+			}
+			in[n] = pool
+		}
+	}
+	switch fb := c.PoolFallback; {
+	case fb == "error" || fb == "primary" || fb == "default":
+	case c.Pools[fb] != nil:
+	default:
+		return configErr("rwshard.poolFallback", fb, "want error, primary, default or a pool name")
 	}
 	return nil
 }

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -183,6 +185,14 @@ func newCluster(cfg *Config) (*cluster, error) {
 		}
 		cl.nodes = append(cl.nodes, n)
 		cl.byName[n.name] = n
+	}
+	cl.pools, cl.poolIdx = []string{""}, map[string]int{}
+	for _, pool := range slices.Sorted(maps.Keys(cfg.Pools)) {
+		cl.poolIdx[pool] = len(cl.pools)
+		for _, name := range cfg.Pools[pool] {
+			cl.byName[name].pool = len(cl.pools)
+		}
+		cl.pools = append(cl.pools, pool)
 	}
 	opts := health.Options{
 		Down:      cl.interrupt,

@@ -186,7 +186,7 @@ func changesData(cls router.Class) bool {
 // filter builds the read rules for one statement.
 func (c *conn) filter(ctx context.Context, h hint.Hint) readFilter {
 	cfg := c.cl.cfg
-	f := readFilter{maxLag: h.MaxLag, window: cfg.SessionWindow, probing: c.cl.probing}
+	f := readFilter{maxLag: h.MaxLag, window: cfg.SessionWindow, probing: c.cl.probing, pool: c.cl.poolOf(h.Pool)}
 	if h.Route == hint.ReplicaOK || cfg.Consistency == ConsistencyEventual {
 		return f
 	}
@@ -273,7 +273,21 @@ func (c *conn) dispatchRead(ctx context.Context, d *router.Decision, h hint.Hint
 // replica known to have the session's GTID, it may pick a healthy replica
 // and return the GTID to wait for there (CausalWaitOnReplica).
 func (c *conn) pickForRead(f *readFilter, d *router.Decision, q string) (*node, health.GTIDSet, error) {
+	if f.pool < 0 {
+		return nil, health.GTIDSet{}, c.cl.unknownPool(q)
+	}
 	n, anyHealthy := c.cl.pickReader(f)
+	if n == nil && f.pool > 0 {
+		toPrimary, err := c.cl.poolFallback(f, q)
+		if err != nil {
+			return nil, health.GTIDSet{}, err
+		}
+		if toPrimary {
+			d.Reason = router.ReasonNoHealthyReplica
+			return c.cl.primary(), health.GTIDSet{}, nil
+		}
+		n, anyHealthy = c.cl.pickReader(f)
+	}
 	if n != nil {
 		return n, health.GTIDSet{}, nil
 	}

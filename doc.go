@@ -38,6 +38,8 @@
 //	rwshard.balance             round_robin, random, weighted,
 //	                            least_in_flight, latency                 round_robin (weighted with weights)
 //	rwshard.weights             one number per host, primary first       none
+//	rwshard.pools               replica pools: reporting:replica3|replica4 none
+//	rwshard.poolFallback        error, primary, default or a pool        error
 //	rwshard.readOnlyTx          primary, replica                         primary
 //	rwshard.replicaFunctions    stored functions safe on replicas, or *  none
 //	rwshard.connectTimeout      bounds dial and handshake                3s

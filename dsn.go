@@ -1,6 +1,7 @@
 package rwshard
 
 import (
+	"maps"
 	"math"
 	"net"
 	"net/url"
@@ -187,6 +188,18 @@ func (c *Config) setParam(key, val string) error {
 			}
 			c.Weights[name] = w
 		}
+	case "pools":
+		c.Pools = map[string][]string{}
+		for item := range strings.SplitSeq(val, ",") {
+			pool, nodes, ok := strings.Cut(item, ":")
+			if !ok || pool == "" || nodes == "" {
+				return configErr(key, val, "pool %q: want name:node|node,…", item)
+			}
+			if c.Pools[pool] != nil {
+				return configErr(key, val, "pool %q named twice", pool)
+			}
+			c.Pools[pool] = strings.Split(nodes, "|")
+		}
 	case "replicaFunctions":
 		c.ReplicaFunctions = nil
 		for f := range strings.SplitSeq(val, ",") {
@@ -234,6 +247,7 @@ var params = []param{
 	{name: "maxIdleConns", field: func(c *Config) any { return &c.MaxIdleConns }},
 	{name: "maxOpenConns", field: func(c *Config) any { return &c.MaxOpenConns }},
 	{name: "maxReplicaLag", field: func(c *Config) any { return &c.MaxReplicaLag }},
+	{name: "poolFallback", field: func(c *Config) any { return &c.PoolFallback }, help: "error, primary, default or a pool name"},
 	{name: "probeInterval", field: func(c *Config) any { return &c.ProbeInterval }},
 	{name: "probeTimeout", field: func(c *Config) any { return &c.ProbeTimeout }},
 	{name: "readOnlyTx", field: func(c *Config) any { return (*string)(&c.ReadOnlyTx) }, one: []string{"primary", "replica"}},
@@ -259,7 +273,7 @@ var paramByName = func() map[string]*param {
 }()
 
 func knownParams() []string {
-	names := []string{"balance", "names", "replicaFunctions", "weights"}
+	names := []string{"balance", "names", "pools", "replicaFunctions", "weights"}
 	for _, p := range params {
 		names = append(names, p.name)
 	}
@@ -387,6 +401,13 @@ func (c *Config) rwParams() [][2]string {
 	}
 	if len(c.ReplicaFunctions) > 0 {
 		add("replicaFunctions", strings.Join(c.ReplicaFunctions, ","))
+	}
+	if len(c.Pools) > 0 {
+		var items []string
+		for _, pool := range slices.Sorted(maps.Keys(c.Pools)) {
+			items = append(items, pool+":"+strings.Join(c.Pools[pool], "|"))
+		}
+		add("pools", strings.Join(items, ","))
 	}
 	if len(c.Weights) > 0 {
 		ws := make([]string, len(c.Nodes))

@@ -35,6 +35,9 @@ var (
 	// check its effect first, or make it idempotent (the AWS JDBC wrapper's
 	// SQLState 08007 "transaction resolution unknown").
 	ErrOutcomeUnknown = errors.New("connection broke after the statement was sent: its outcome is unknown")
+	// ErrUnknownPool: a hint named a replica pool Config.Pools does not
+	// have.
+	ErrUnknownPool = errors.New("no such replica pool")
 	// ErrTxIdleTimeout: the transaction ran no statement for
 	// Config.TxIdleTimeout; rwshard closed its connection, so the server
 	// rolled it back and freed its locks. Commit returns it; nothing of

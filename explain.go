@@ -35,6 +35,8 @@ type Plan struct {
 	Targets []string
 	// Hint is the hint that applied, with its source, or "".
 	Hint string
+	// Pool is the replica pool of a read hinted to one (Config.Pools).
+	Pool string
 	// Consistency says what the read rules decided for this context.
 	Consistency string
 	// Units: for a sharded connector, the statement as each shard gets
@@ -63,6 +65,9 @@ func (p Plan) String() string {
 	fmt.Fprintf(&b, "\nreason: %s\ntargets: %s", p.Reason, strings.Join(p.Targets, ", "))
 	if p.Hint != "" {
 		fmt.Fprintf(&b, "\nhint: %s", p.Hint)
+	}
+	if p.Pool != "" {
+		fmt.Fprintf(&b, "\npool: %s", p.Pool)
 	}
 	if p.Consistency != "" {
 		fmt.Fprintf(&b, "\nconsistency: %s", p.Consistency)
@@ -156,15 +161,35 @@ func (lc *conn) explain(ctx context.Context, query string) (Plan, error) {
 		p.Targets = []string{n.name}
 	case d.Target == router.ToReplica:
 		f := lc.filter(ctx, h)
+		if f.pool < 0 {
+			return p, cl.unknownPool(query)
+		}
+		p.Pool = cl.pools[f.pool]
 		p.Consistency = describeConsistency(cl.cfg, f)
 		prim := cl.primary()
 		anyHealthy := false
-		for _, n := range cl.nodes {
-			ok, healthy := cl.readable(&f, n, prim)
-			anyHealthy = anyHealthy || healthy
-			if ok {
-				p.Targets = append(p.Targets, n.name)
+		targets := func() {
+			for _, n := range cl.nodes {
+				ok, healthy := cl.readable(&f, n, prim)
+				anyHealthy = anyHealthy || healthy
+				if ok {
+					p.Targets = append(p.Targets, n.name)
+				}
 			}
+		}
+		targets()
+		if len(p.Targets) == 0 && f.pool > 0 {
+			toPrimary, err := cl.poolFallback(&f, query)
+			if err != nil {
+				return p, err
+			}
+			if toPrimary {
+				p.Reason, p.Targets = router.ReasonNoHealthyReplica.String(), []string{prim.name}
+				p.Pool += " (no replica qualifies: rwshard.poolFallback=primary)"
+				return p, nil
+			}
+			p.Pool += " (no replica qualifies: falls back to " + cl.cfg.PoolFallback + ")"
+			targets()
 		}
 		if len(p.Targets) == 0 && anyHealthy && !f.gtid.IsZero() && cl.cfg.CausalWait == CausalWaitOnReplica {
 			if n := cl.closest(&f); n != nil {
@@ -211,6 +236,9 @@ func describeHint(ctx context.Context, comment, merged hint.Hint) string {
 	if merged.MaxLag > 0 {
 		parts = append(parts, "max_lag="+merged.MaxLag.String())
 	}
+	if merged.Pool != "" {
+		parts = append(parts, "pool="+merged.Pool)
+	}
 	return src + ": " + strings.Join(parts, ", ")
 }
 
@@ -255,6 +283,9 @@ func (c *conn) logRoute(ctx context.Context, q string, args []driver.NamedValue,
 		slog.String("reason", d.Reason.String()),
 		slog.String("sql", sqlText),
 		slog.Duration("took", took),
+	}
+	if c.ran != nil && c.ran.pool > 0 {
+		attrs = append(attrs, slog.String("pool", c.cl.pools[c.ran.pool]))
 	}
 	if len(args) > 0 {
 		if cfg.LogArgs {

@@ -44,6 +44,10 @@ type Hint struct {
 	Node string
 	// MaxLag, when positive, narrows the replica lag limit for the statement.
 	MaxLag time.Duration
+	// Pool names the replica pool a read runs on (rwshard.pools): reports
+	// and exports kept off the replicas that serve online reads. "" is
+	// the default pool, the replicas in no named pool.
+	Pool string
 }
 
 // IsZero reports whether h asks for nothing.
@@ -60,6 +64,9 @@ func Merge(a, b Hint) Hint {
 	}
 	if b.MaxLag > 0 && (out.MaxLag <= 0 || b.MaxLag < out.MaxLag) {
 		out.MaxLag = b.MaxLag
+	}
+	if b.Pool != "" {
+		out.Pool = b.Pool
 	}
 	return out
 }
@@ -102,6 +109,13 @@ func Node(ctx context.Context, name string) context.Context {
 // lag is at most d. A non-positive d removes the bound.
 func MaxLag(ctx context.Context, d time.Duration) context.Context {
 	return with(ctx, func(h *Hint) { h.MaxLag = max(d, 0) })
+}
+
+// Pool returns a context whose reads run on the replicas of the named
+// pool (rwshard.pools): a report or an export that must not load the
+// replicas serving online traffic. Writes still go to the primary.
+func Pool(ctx context.Context, name string) context.Context {
+	return with(ctx, func(h *Hint) { h.Pool = name })
 }
 
 // NewContext returns a context carrying h in place of any hint ctx

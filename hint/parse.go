@@ -33,6 +33,7 @@ func (e *Error) Error() string {
 //	/* rwshard:primary */
 //	/* rwshard:replica, max_lag=500ms */
 //	/* rwshard:node=replica2 */
+//	/* rwshard:pool=reporting */
 //
 // The ShardingSphere form /* SHARDINGSPHERE_HINT: WRITE_ROUTE_ONLY=true */ is
 // understood as rwshard:primary; its other keys are rejected as unsupported.
@@ -95,6 +96,12 @@ func rwshardItem(h *Hint, key, val string, hasVal bool) string {
 			return "needs a node name"
 		}
 		return setRoute(h, NodeOnly, val)
+	case "pool":
+		if val == "" {
+			return "needs a pool name"
+		}
+		h.Pool = val
+		return ""
 	case "max_lag", "maxlag":
 		d, err := time.ParseDuration(val)
 		if err != nil || d <= 0 {
