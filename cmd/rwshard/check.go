@@ -23,7 +23,7 @@ import (
 func checkCommand() *command {
 	return &command{
 		name: "check",
-		args: "[-timeout D] CONFIG|DSN",
+		args: "[flags] CONFIG|DSN",
 		summary: `Connects to every node of CONFIG directly (go-sql-driver/mysql, each
 connection bounded by rwshard.connectTimeout) and reports, per node:
 reachable, server version, role, @@read_only, replication IO/SQL threads
@@ -31,12 +31,20 @@ and Seconds_Behind_Master, and @@wait_timeout. Problems (exit status 1):
 an unreachable node, a wrong password, a first host that is not writable
 or another host that is, a replica whose replication threads are not both
 running or that does not replicate, rwshard.connMaxLifetime not below a
-node's wait_timeout. Warnings (exit status 0): a replica weighted 0, a
-replica over rwshard.maxReplicaLag, a user whose privileges bypass
-read_only, no connect timeout.`,
+node's wait_timeout. Warnings (exit status 0): one host only (nothing is
+split), a replica weighted 0, a replica over rwshard.maxReplicaLag, a user
+whose privileges bypass read_only, no connect timeout.
+
+With -json, stdout is one JSON document: {"groups": [{"name", "dsn",
+"nodes": [{"name", "addr", "reachable", "connect", "error", "version",
+"role", "read_only", "replica", "io_thread", "sql_thread",
+"seconds_behind", "wait_timeout_seconds", …}], "problems": […],
+"warnings": […]}], "problems": N}, one group per data source of a
+sharding rules file (name "" otherwise). The exit status is the same.`,
 		interspersed: true,
 		flags: func(fs *flag.FlagSet) func(context.Context, *env, []string) int {
 			timeout := fs.Duration("timeout", 5*time.Second, "bound on the statements run on each node once connected")
+			conn := addConnFlags(fs, "print the report as one JSON document")
 			return func(ctx context.Context, e *env, args []string) int {
 				if len(args) != 1 {
 					return e.usageError("want one CONFIG or DSN, got %d arguments", len(args))
@@ -44,7 +52,7 @@ read_only, no connect timeout.`,
 				if *timeout <= 0 {
 					return e.usageError("-timeout must be > 0")
 				}
-				cfg, err := loadConfig(args[0])
+				cfg, err := conn.config(args[0])
 				if err != nil {
 					e.errorf("check: %s", errText(nil, err))
 					return exitProblem
@@ -63,16 +71,27 @@ read_only, no connect timeout.`,
 				}
 				slices.Sort(names)
 				status := exitOK
+				out := checkJSON{Groups: []checkGroupJSON{}}
 				for _, name := range names {
-					if name != "" {
+					if name != "" && !*conn.json {
 						fmt.Fprintf(e.stdout, "data source %s\n", name)
 					}
 					begin := time.Now()
 					rep := checkCluster(ctx, groups[name], *timeout)
 					rep.took = time.Since(begin)
-					rep.print(e.stdout)
+					if *conn.json {
+						out.Groups = append(out.Groups, rep.jsonReport(name))
+						out.Problems += len(rep.problems)
+					} else {
+						rep.print(e.stdout)
+					}
 					if len(rep.problems) > 0 {
 						status = exitProblem
+					}
+				}
+				if *conn.json {
+					if code := writeJSON(e, out); code != exitOK {
+						return code
 					}
 				}
 				return status
@@ -110,6 +129,19 @@ type nodeCheck struct {
 }
 
 func (n *nodeCheck) reached() bool { return n.err == nil }
+
+// connectState is the CONNECT column: ok, denied, unreachable or error.
+func (n *nodeCheck) connectState() string {
+	switch {
+	case n.denied:
+		return "denied"
+	case !n.reached():
+		return "unreachable"
+	case n.queryErr != nil:
+		return "error"
+	}
+	return "ok"
+}
 
 func (n *nodeCheck) role() string {
 	switch {
@@ -448,15 +480,7 @@ func (r *checkReport) print(w io.Writer) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "NODE\tADDRESS\tCONNECT\tVERSION\tROLE\tREAD_ONLY\tIO_THREAD\tSQL_THREAD\tBEHIND\tWAIT_TIMEOUT")
 	for _, n := range r.nodes {
-		connect, version, ro, io, sqlT, behind, wait := "ok", "-", "-", "-", "-", "-", "-"
-		switch {
-		case n.denied:
-			connect = "denied"
-		case !n.reached():
-			connect = "unreachable"
-		case n.queryErr != nil:
-			connect = "error"
-		}
+		connect, version, ro, io, sqlT, behind, wait := n.connectState(), "-", "-", "-", "-", "-", "-"
 		if n.reached() && n.version != "" {
 			version, wait = n.version, n.waitTimeout.String()
 			ro = "OFF"

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"os"
@@ -166,7 +167,8 @@ func TestCheckConnMaxLifetimeOverWaitTimeout(t *testing.T) {
 	assert.Equal(t, exitOK, r.code, r)
 }
 
-// A sharded configuration: every data source's group is checked.
+// A sharded configuration: every data source's group is checked, and
+// explain -json shows the unit each shard gets.
 func TestCheckSharded(t *testing.T) {
 	l := labtest.Fresh(t, lab.Sharded())
 	var ds []string
@@ -185,11 +187,44 @@ func TestCheckSharded(t *testing.T) {
 	}
 	assert.NotContains(t, r.stdout, lab.AppPassword)
 
+	// explain -json shows each shard's unit, literals redacted there too.
+	r = cli(t, "explain", "/app?rwshard.rulesFile="+url.QueryEscape(labtest.RulesFile(t, l)), "-json",
+		"SELECT * FROM t_order WHERE user_id = ? AND order_id = ? AND note = 'Unit-Secret-5'", "3", "5")
+	require.Equal(t, exitOK, r.code, r)
+	assert.NotContains(t, r.stdout, "Unit-Secret-5")
+	var plan planJSON
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &plan), r.stdout)
+	assert.Equal(t, []string{"t_order"}, plan.Tables)
+	require.Len(t, plan.Units, 1, r.stdout)
+	assert.Equal(t, "ds_1", plan.Units[0].DataSource)
+	assert.Contains(t, plan.Units[0].Plan.SQL, "t_order_1")
+	assert.Contains(t, plan.Units[0].Plan.SQL, "note = '?'")
+	assert.Contains(t, plan.SQL, "note = '?'")
+
 	// A stopped replica in one data source is a problem.
 	require.NoError(t, l.StopReplication(labtest.Ctx(t, time.Minute), l.Groups[1].Replicas()[0]))
 	r = cli(t, "check", "/app?rwshard.rulesFile="+url.QueryEscape(p))
 	assert.Equal(t, exitProblem, r.code, r)
 	assert.Contains(t, r.stdout, "ds_1-replica1")
+
+	// In JSON: one group per data source, the problem in ds_1's.
+	r = cli(t, "check", "-json", "/app?rwshard.rulesFile="+url.QueryEscape(p))
+	assert.Equal(t, exitProblem, r.code, r)
+	assert.NotContains(t, r.stdout, "data source ")
+	rep := decodeCheck(t, r.stdout)
+	assert.Equal(t, 1, rep.Problems)
+	require.Len(t, rep.Groups, 2)
+	for i, g := range l.Groups {
+		assert.Equal(t, g.Name, rep.Groups[i].Name)
+		require.Len(t, rep.Groups[i].Nodes, 2)
+		assert.Equal(t, g.Name+"-primary", rep.Groups[i].Nodes[0].Name)
+		assert.Equal(t, "primary", rep.Groups[i].Nodes[0].Role)
+		assert.Equal(t, "replica", rep.Groups[i].Nodes[1].Role)
+	}
+	assert.Empty(t, rep.Groups[0].Problems)
+	require.Len(t, rep.Groups[1].Problems, 1)
+	assert.Contains(t, rep.Groups[1].Problems[0], "ds_1-replica1: replication not running")
+	assert.NotContains(t, r.stdout, lab.AppPassword)
 }
 
 // As an application user with GRANT ALL ON app.* and nothing more, check
@@ -219,4 +254,133 @@ func TestCheckStatementCacheSize(t *testing.T) {
 	assert.Contains(t, r.stdout, "rwshard.stmtCacheSize=1000 × rwshard.maxIdleConns=16 = 16000 prepared statements per process")
 	r = cli(t, "check", labDSN(l, ""))
 	assert.NotContains(t, r.stdout, "max_prepared_stmt_count")
+}
+
+// checkReportJSON is check -json's document, as a consumer decodes it.
+type checkReportJSON struct {
+	Groups []struct {
+		Name     string          `json:"name"`
+		DSN      string          `json:"dsn"`
+		User     string          `json:"user"`
+		Database string          `json:"database"`
+		TookMS   int64           `json:"took_ms"`
+		Nodes    []checkNodeJSON `json:"nodes"`
+		Problems []string        `json:"problems"`
+		Warnings []string        `json:"warnings"`
+	} `json:"groups"`
+	Problems int `json:"problems"`
+}
+
+func decodeCheck(t *testing.T, out string) checkReportJSON {
+	t.Helper()
+	var rep checkReportJSON
+	dec := json.NewDecoder(strings.NewReader(out))
+	dec.DisallowUnknownFields()
+	require.NoError(t, dec.Decode(&rep), out)
+	assert.False(t, dec.More(), "one document")
+	return rep
+}
+
+func TestCheckJSON(t *testing.T) {
+	l := rwLab.Get(t)
+	r := cli(t, "check", "-json", labDSN(l, ""))
+	require.Equal(t, exitOK, r.code, r)
+	assert.Empty(t, r.stderr)
+	assert.NotContains(t, r.stdout, lab.AppPassword)
+	rep := decodeCheck(t, r.stdout)
+	assert.Equal(t, 0, rep.Problems)
+	require.Len(t, rep.Groups, 1)
+	g := rep.Groups[0]
+	assert.Equal(t, "", g.Name)
+	assert.True(t, strings.HasPrefix(g.DSN, "app:***@tcp("+l.Primary().Addr()+")"), g.DSN)
+	assert.Empty(t, g.Problems)
+	require.NotNil(t, g.Problems, "[] rather than null")
+	require.Len(t, g.Nodes, 3)
+	for i, n := range l.Nodes() {
+		j := g.Nodes[i]
+		assert.Equal(t, n.Name, j.Name)
+		assert.Equal(t, n.Addr(), j.Addr)
+		assert.True(t, j.Reachable)
+		assert.Equal(t, "ok", j.Connect)
+		assert.Empty(t, j.Error)
+		assert.Contains(t, j.Version, "MariaDB")
+		require.NotNil(t, j.ReadOnly)
+		require.NotNil(t, j.WaitTimeoutSeconds)
+		assert.Equal(t, int64(28800), *j.WaitTimeoutSeconds)
+		if i == 0 {
+			assert.Equal(t, "primary", j.Role)
+			assert.False(t, *j.ReadOnly)
+			assert.False(t, j.Replica)
+			assert.Nil(t, j.IOThread)
+			assert.Nil(t, j.SecondsBehind)
+			continue
+		}
+		assert.Equal(t, "replica", j.Role)
+		assert.True(t, *j.ReadOnly)
+		assert.True(t, j.Replica)
+		require.NotNil(t, j.IOThread)
+		require.NotNil(t, j.SQLThread)
+		assert.Equal(t, "Yes", *j.IOThread)
+		assert.Equal(t, "Yes", *j.SQLThread)
+		require.NotNil(t, j.SecondsBehind)
+		assert.GreaterOrEqual(t, *j.SecondsBehind, int64(0))
+	}
+}
+
+func TestCheckJSONStoppedReplica(t *testing.T) {
+	l := rwLab.Get(t)
+	victim := l.Replicas()[1]
+	sabotage(t, victim, "STOP SLAVE", "START SLAVE", true)
+	r := cli(t, "check", labDSN(l, ""), "--json")
+	assert.Equal(t, exitProblem, r.code, r)
+	rep := decodeCheck(t, r.stdout)
+	assert.Equal(t, 1, rep.Problems)
+	g := rep.Groups[0]
+	require.Len(t, g.Problems, 1)
+	assert.Contains(t, g.Problems[0], victim.Name+": replication not running: IO thread No, SQL thread No")
+	j := g.Nodes[2]
+	require.Equal(t, victim.Name, j.Name)
+	assert.Equal(t, "replica", j.Role)
+	assert.Equal(t, "No", *j.IOThread)
+	assert.Equal(t, "No", *j.SQLThread)
+	assert.Nil(t, j.SecondsBehind, "NULL when stopped")
+}
+
+func TestCheckJSONWrongPassword(t *testing.T) {
+	l := rwLab.Get(t)
+	const wrong = "Not-The-Password-42"
+	r := cli(t, "check", "-json", hostsDSN(wrong, labAddrs(l), ""))
+	assert.Equal(t, exitProblem, r.code, r)
+	assert.NotContains(t, r.stdout+r.stderr, wrong)
+	rep := decodeCheck(t, r.stdout)
+	assert.Equal(t, 3, rep.Problems)
+	for _, j := range rep.Groups[0].Nodes {
+		assert.False(t, j.Reachable, j.Name)
+		assert.Equal(t, "denied", j.Connect, j.Name)
+		assert.Contains(t, j.Error, "wrong password: access denied for user \"app\" (MySQL error 1045)")
+		assert.Equal(t, "", j.Role)
+		assert.Nil(t, j.ReadOnly)
+	}
+	assert.Contains(t, rep.Groups[0].DSN, "app:***@")
+}
+
+// With only a primary, check warns that nothing will be split, in text
+// and in JSON, and passes.
+func TestCheckOneHost(t *testing.T) {
+	l := rwLab.Get(t)
+	dsn := hostsDSN(lab.AppPassword, []string{l.Primary().Addr()}, "")
+	r := cli(t, "check", dsn)
+	require.Equal(t, exitOK, r.code, r)
+	assert.Contains(t, r.stdout, "one host: every statement goes to it, nothing is split; list the replicas after it in the DSN")
+	assert.Contains(t, r.stdout, "ok: 1 node checked in")
+	assert.Contains(t, r.stdout, "no problems, 1 warning")
+
+	r = cli(t, "check", dsn, "-json")
+	require.Equal(t, exitOK, r.code, r)
+	rep := decodeCheck(t, r.stdout)
+	require.Len(t, rep.Groups, 1)
+	require.Len(t, rep.Groups[0].Nodes, 1)
+	assert.Equal(t, "primary", rep.Groups[0].Nodes[0].Role)
+	require.Len(t, rep.Groups[0].Warnings, 1)
+	assert.Contains(t, rep.Groups[0].Warnings[0], "one host: every statement goes to it, nothing is split")
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"errors"
+	"flag"
 	"fmt"
 	"net/url"
 	"os"
@@ -11,6 +12,35 @@ import (
 
 	"github.com/rwshard/rwshard"
 )
+
+// connFlags are the flags of the commands that connect (check, explain,
+// lag): the output format, and the option file a password missing from
+// CONFIG comes from.
+type connFlags struct {
+	json         *bool
+	defaultsFile *string
+}
+
+func addConnFlags(fs *flag.FlagSet, jsonUsage string) *connFlags {
+	return &connFlags{
+		json: fs.Bool("json", false, jsonUsage),
+		defaultsFile: fs.String("defaults-file", "", "take a password missing from CONFIG (and a user) from the [client] section of the\n"+
+			"MySQL option file `FILE` when "+passwordEnv+" is not set (default ~/.my.cnf, if it exists)"),
+	}
+}
+
+// config loads CONFIG (loadConfig) and fills in a missing password (and
+// user) as fillCredentials does.
+func (f *connFlags) config(arg string) (*rwshard.Config, error) {
+	cfg, err := loadConfig(arg)
+	if err != nil {
+		return nil, err
+	}
+	if err := fillCredentials(cfg, *f.defaultsFile); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
 
 // loadConfig reads CONFIG: a file whose first line that is neither blank
 // nor a # comment is a DSN, or the DSN itself. It returns the parsed

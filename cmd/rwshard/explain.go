@@ -11,25 +11,38 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/rwshard/rwshard"
+	"github.com/rwshard/rwshard/internal/redact"
 )
 
 func explainCommand() *command {
 	return &command{
 		name: "explain",
-		args: "[-timeout D] CONFIG SQL [ARG...]",
+		args: "[flags] CONFIG SQL [ARG...]",
 		summary: `Opens rwshard over CONFIG with health probes on, waits for the first
 probe of every node, and prints where SQL would run now and why: the
 statement's kind, the routing reason, the nodes that may run it, the hint
-and consistency rule that applied. The statement is not run. Hints in SQL
-comments apply (/* rwshard:primary */ SELECT …). ARGs that are integers are
-passed as int64, others as strings. Flags go before CONFIG.`,
+and consistency rule that applied. The statement is not run; its string
+literals are shown as '?'. Hints in SQL comments apply (/* rwshard:primary
+*/ SELECT …). There must be one ARG per ? placeholder (outside literals,
+quoted identifiers and comments). ARGs that are integers are passed as
+int64, others as strings; an ARG that starts with "-" and is not a number
+goes after "--".
+
+With -json, stdout is the plan as one JSON document: {"sql", "kind",
+"effects", "statements", "reason", "targets", "hint", "consistency",
+"tables", "units": [{"data_source", "plan"}]}.`,
+		interspersed: true,
 		flags: func(fs *flag.FlagSet) func(context.Context, *env, []string) int {
 			timeout := fs.Duration("timeout", 10*time.Second, "bound on connecting, the first probes and the plan")
+			conn := addConnFlags(fs, "print the plan as one JSON document")
 			return func(ctx context.Context, e *env, args []string) int {
 				if len(args) < 2 {
-					return e.usageError("want CONFIG and SQL, got %d arguments", len(args))
+					return e.usageError("want CONFIG and SQL, got %s", plural(len(args), "argument"))
 				}
-				cfg, err := loadConfig(args[0])
+				if n, got := countPlaceholders(args[1]), len(args)-2; n != got {
+					return e.usageError("SQL has %s, got %s", plural(n, "placeholder"), plural(got, "argument"))
+				}
+				cfg, err := conn.config(args[0])
 				if err != nil {
 					e.errorf("explain: %s", errText(nil, err))
 					return exitProblem
@@ -52,11 +65,50 @@ passed as int64, others as strings. Flags go before CONFIG.`,
 					e.errorf("explain: %s", errText(cfg, err))
 					return exitProblem
 				}
+				if *conn.json {
+					return writeJSON(e, planOf(plan))
+				}
 				fmt.Fprintln(e.stdout, plan.String())
 				return exitOK
 			}
 		},
 	}
+}
+
+// planJSON is explain's plan with -json: rwshard.Plan with the string
+// literals of its SQL texts redacted, as Plan.String shows them.
+type planJSON struct {
+	SQL         string     `json:"sql"`
+	Kind        string     `json:"kind"`
+	Effects     []string   `json:"effects"`
+	Statements  int        `json:"statements"`
+	Reason      string     `json:"reason"`
+	Targets     []string   `json:"targets"`
+	Hint        string     `json:"hint,omitempty"`
+	Consistency string     `json:"consistency,omitempty"`
+	Tables      []string   `json:"tables,omitempty"`
+	Units       []unitJSON `json:"units,omitempty"`
+}
+
+// unitJSON is one shard's part of a sharded statement.
+type unitJSON struct {
+	DataSource string   `json:"data_source"`
+	Plan       planJSON `json:"plan"`
+}
+
+func planOf(p rwshard.Plan) planJSON {
+	j := planJSON{SQL: redact.Literals(p.SQL), Kind: p.Kind, Effects: p.Effects, Statements: p.Statements,
+		Reason: p.Reason, Targets: p.Targets, Hint: p.Hint, Consistency: p.Consistency, Tables: p.Tables}
+	if j.Effects == nil {
+		j.Effects = []string{}
+	}
+	if j.Targets == nil {
+		j.Targets = []string{}
+	}
+	for _, u := range p.Units {
+		j.Units = append(j.Units, unitJSON{DataSource: u.DataSource, Plan: planOf(u.Plan)})
+	}
+	return j
 }
 
 // explainArgs converts command-line arguments for Explain: integers become

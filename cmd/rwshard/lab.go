@@ -20,8 +20,9 @@ func defaultStatePath() string { return filepath.Join(os.TempDir(), "rwshard-lab
 
 func labCommand() *command {
 	return &command{
-		name: "lab",
-		args: "up|status|down [flags]",
+		name:        "lab",
+		args:        "up|status|down [flags]",
+		subcommands: labSubcommands,
 		summary: `Runs a local MariaDB replication lab on 127.0.0.1 (real GTID
 replication, the application user without SUPER, as in production):
 
@@ -35,13 +36,14 @@ replication, the application user without SUPER, as in production):
         state file; -reap DIR: also kill leftover lab servers under DIR
 
 Needs mariadbd (apt-get install mariadb-server). The state file defaults to
-` + defaultStatePath() + `. "rwshard lab SUBCOMMAND -h" shows its flags.`,
+` + defaultStatePath() + `. "rwshard help lab SUBCOMMAND" (or "rwshard lab
+SUBCOMMAND -h") shows its flags.`,
 		flags: func(*flag.FlagSet) func(context.Context, *env, []string) int {
 			return func(ctx context.Context, e *env, args []string) int {
 				if len(args) == 0 {
 					return e.usageError("want a subcommand: up, status or down")
 				}
-				for _, sub := range []*command{labUpCommand(), labStatusCommand(), labDownCommand()} {
+				for _, sub := range labSubcommands() {
 					if sub.name == "lab "+args[0] {
 						return sub.execute(ctx, e, args[1:])
 					}
@@ -52,10 +54,15 @@ Needs mariadbd (apt-get install mariadb-server). The state file defaults to
 	}
 }
 
+// labSubcommands are lab's: up, status, down.
+func labSubcommands() []*command {
+	return []*command{labUpCommand(), labStatusCommand(), labDownCommand()}
+}
+
 func labUpCommand() *command {
 	return &command{
 		name: "lab up",
-		args: "[-topology rw|sharded] [-dir D] [-state FILE]",
+		args: "[flags]",
 		summary: `Starts a lab detached from this process (it keeps running after rwshard
 exits), records it in the state file and prints its nodes and DSN.
 Topology rw: primary, replica1, replica2. Topology sharded: groups ds_0 and
@@ -139,7 +146,7 @@ func downCommandLine(statePath string) string {
 func labStatusCommand() *command {
 	return &command{
 		name:         "lab status",
-		args:         "[-state FILE] [-dsn]",
+		args:         "[flags]",
 		summary:      "Prints the lab recorded in the state file and whether each server is running.\nExit status 1 when there is no lab or a server is not running.",
 		interspersed: true,
 		flags: func(fs *flag.FlagSet) func(context.Context, *env, []string) int {
@@ -186,7 +193,7 @@ func labStatusCommand() *command {
 func labDownCommand() *command {
 	return &command{
 		name: "lab down",
-		args: "[-state FILE] [-reap DIR]",
+		args: "[flags]",
 		summary: `Stops the lab recorded in the state file: kills its servers (only
 processes that are still that lab's servers), removes its directory and the
 state file. It touches nothing else. With -reap DIR it also kills lab

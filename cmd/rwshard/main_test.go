@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"flag"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -109,37 +110,90 @@ func TestUsage(t *testing.T) {
 		code int
 		out  string // in stdout for code 0, else in stderr
 	}{
-		{nil, exitUsage, "usage: rwshard COMMAND"},
 		{[]string{"help"}, exitOK, "sharding rules file"},
+		{[]string{"help"}, exitOK, "RWSHARD_PASSWORD"},
 		{[]string{"-h"}, exitOK, "usage: rwshard COMMAND"},
-		{[]string{"help", "check"}, exitOK, "usage: rwshard check"},
-		{[]string{"help", "nope"}, exitUsage, `unknown command "nope"`},
+		{[]string{"help", "check"}, exitOK, "usage: rwshard check [flags] CONFIG|DSN"},
+		{[]string{"help", "check"}, exitOK, "-defaults-file"},
+		{[]string{"help", "explain"}, exitOK, "-json"},
+		{[]string{"help", "lag"}, exitOK, "NDJSON"},
+		{[]string{"help", "version"}, exitOK, "usage: rwshard version"},
+		{[]string{"help", "lab", "up"}, exitOK, "-topology"},
 		{[]string{"check", "-h"}, exitOK, "-timeout"},
 		{[]string{"lag", "-h"}, exitOK, "-interval"},
+		{[]string{"explain", "a(b)/c", "--help"}, exitOK, "usage: rwshard explain"},
 		{[]string{"lab", "up", "-h"}, exitOK, "-topology"},
 		{[]string{"lab", "-h"}, exitOK, "lab status"},
-		{[]string{"frobnicate"}, exitUsage, `unknown command "frobnicate"`},
-		{[]string{"check"}, exitUsage, "want one CONFIG"},
-		{[]string{"check", "a(b)/c", "d"}, exitUsage, "got 2 arguments"},
-		{[]string{"check", "-bogus", "x"}, exitUsage, "flag provided but not defined: -bogus"},
-		{[]string{"check", "a(b)/c", "-timeout", "0s"}, exitUsage, "-timeout must be > 0"},
-		{[]string{"explain", "a(b)/c"}, exitUsage, "want CONFIG and SQL"},
-		{[]string{"lag", "a(b)/c", "-count", "-1"}, exitUsage, "-count >= 0"},
-		{[]string{"lag", "a(b)/c", "-interval", "0s"}, exitUsage, "-interval must be > 0"},
-		{[]string{"lab"}, exitUsage, "want a subcommand"},
-		{[]string{"lab", "sideways"}, exitUsage, `unknown subcommand "sideways"`},
-		{[]string{"lab", "up", "-topology", "star"}, exitUsage, `-topology "star"`},
-		{[]string{"lab", "status", "extra"}, exitUsage, "unexpected arguments"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			r := cli(t, tc.args...)
 			assert.Equal(t, tc.code, r.code)
-			if tc.code == exitOK {
-				assert.Contains(t, r.stdout, tc.out)
-			} else {
-				assert.Contains(t, r.stderr, tc.out)
+			assert.Contains(t, r.stdout, tc.out)
+			assert.Empty(t, r.stderr)
+		})
+	}
+}
+
+// A usage error is short: at most three lines on stderr, the message
+// first, and exit status 2.
+func TestUsageErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args  []string
+		first string // the first line
+		lines int    // how many lines
+	}{
+		{nil, "usage: rwshard COMMAND [flags] [arguments]", 3},
+		{[]string{"frobnicate"}, `rwshard: unknown command "frobnicate"; commands: check, explain, lag, lab, version, help`, 1},
+		{[]string{"help", "nope"}, `rwshard: help: unknown command "nope"; commands: check, explain, lag, lab, version, help`, 1},
+		{[]string{"help", "lab", "sideways"}, `rwshard: help: lab has no subcommand "sideways"`, 1},
+		{[]string{"check"}, "rwshard: check: want one CONFIG or DSN, got 0 arguments", 3},
+		{[]string{"check", "a(b)/c", "d"}, "rwshard: check: want one CONFIG or DSN, got 2 arguments", 3},
+		{[]string{"check", "-bogus", "x"}, "rwshard: check: flag provided but not defined: -bogus", 3},
+		{[]string{"check", "x", "--bogus"}, "rwshard: check: flag provided but not defined: -bogus", 3},
+		{[]string{"check", "a(b)/c", "-timeout", "0s"}, "rwshard: check: -timeout must be > 0", 3},
+		{[]string{"check", "a(b)/c", "-timeout", "soon"}, `rwshard: check: invalid value "soon" for flag -timeout: parse error`, 3},
+		{[]string{"check", "a(b)/c", "-timeout"}, "rwshard: check: flag needs an argument: -timeout", 3},
+		{[]string{"explain", "a(b)/c"}, "rwshard: explain: want CONFIG and SQL, got 1 argument", 3},
+		{[]string{"explain", "a(b)/c", "SELECT ?"}, "rwshard: explain: SQL has 1 placeholder, got 0 arguments", 3},
+		{[]string{"explain", "a(b)/c", "SELECT ? + ?", "-5"}, "rwshard: explain: SQL has 2 placeholders, got 1 argument", 3},
+		{[]string{"explain", "a(b)/c", "SELECT '?'", "1"}, "rwshard: explain: SQL has 0 placeholders, got 1 argument", 3},
+		{[]string{"explain", "a(b)/c", "SELECT ?", "-x"}, "rwshard: explain: flag provided but not defined: -x", 3},
+		{[]string{"lag", "a(b)/c", "-count", "-1"}, "rwshard: lag: -interval must be > 0 and -count >= 0", 3},
+		{[]string{"lag", "a(b)/c", "-interval", "0s"}, "rwshard: lag: -interval must be > 0 and -count >= 0", 3},
+		{[]string{"version", "extra"}, "rwshard: version: takes no arguments, got 1", 3},
+		{[]string{"check", "-timeout", "app:Pw-In-Flag-1@tcp(10.0.0.1:3306)/app", "x"}, "rwshard: check: invalid value for flag -timeout: parse error", 3},
+		{[]string{"lab"}, "rwshard: lab: want a subcommand: up, status or down", 3},
+		{[]string{"lab", "sideways"}, `rwshard: lab: unknown subcommand "sideways": want up, status or down`, 3},
+		{[]string{"lab", "up", "-topology", "star"}, `rwshard: lab up: -topology "star": want rw or sharded`, 3},
+		{[]string{"lab", "status", "extra"}, `rwshard: lab status: unexpected arguments ["extra"]`, 3},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			r := cli(t, tc.args...)
+			assert.Equal(t, exitUsage, r.code)
+			assert.Empty(t, r.stdout)
+			lines := strings.Split(strings.TrimSuffix(r.stderr, "\n"), "\n")
+			assert.Len(t, lines, tc.lines, "stderr:\n%s", r.stderr)
+			assert.LessOrEqual(t, len(lines), 3)
+			assert.Equal(t, tc.first, lines[0])
+			assert.NotContains(t, r.stderr, "Flags:", "the full usage")
+			if tc.lines == 3 && len(tc.args) > 0 {
+				name := tc.args[0]
+				if name == "lab" && len(tc.args) > 1 && tc.args[1] != "sideways" {
+					name += " " + tc.args[1]
+				}
+				assert.True(t, strings.HasPrefix(lines[1], "usage: rwshard "+name+" "), lines[1])
+				assert.Equal(t, "run 'rwshard help "+name+"' for details", lines[2])
 			}
 		})
+	}
+	// The synopsis as documented.
+	r := cli(t, "explain")
+	assert.Contains(t, r.stderr, "\nusage: rwshard explain [flags] CONFIG SQL [ARG...]\n")
+	// Where the details are, they are.
+	for _, name := range []string{"check", "explain", "lag", "lab", "lab up", "lab status", "lab down", "version"} {
+		r := cli(t, append([]string{"help"}, strings.Fields(name)...)...)
+		assert.Equal(t, exitOK, r.code, name)
+		assert.True(t, strings.HasPrefix(r.stdout, "usage: rwshard "+name+" "), r.stdout)
 	}
 }
 
@@ -149,20 +203,53 @@ func TestParseArgs(t *testing.T) {
 		interspersed bool
 		pos          []string
 		count        int
+		json         bool
 	}{
-		{[]string{"cfg", "-count", "3"}, true, []string{"cfg"}, 3},
-		{[]string{"-count", "3", "cfg"}, true, []string{"cfg"}, 3},
-		{[]string{"a", "-count=2", "b"}, true, []string{"a", "b"}, 2},
-		{[]string{"a", "--", "-count", "5"}, true, []string{"a", "-count", "5"}, 0},
-		{[]string{"-count", "1", "cfg", "SELECT ?", "-5"}, false, []string{"cfg", "SELECT ?", "-5"}, 1},
+		{[]string{"cfg", "-count", "3"}, true, []string{"cfg"}, 3, false},
+		{[]string{"-count", "3", "cfg"}, true, []string{"cfg"}, 3, false},
+		{[]string{"a", "-count=2", "b"}, true, []string{"a", "b"}, 2, false},
+		{[]string{"a", "--", "-count", "5"}, true, []string{"a", "-count", "5"}, 0, false},
+		{[]string{"--count", "4", "a", "--json"}, true, []string{"a"}, 4, true},
+		{[]string{"-json", "a", "-json=false"}, true, []string{"a"}, 0, false},
+		// A flag's value is the next argument, whatever it looks like.
+		{[]string{"-count", "-1", "a"}, true, []string{"a"}, -1, false},
+		// Numbers are positional, anywhere.
+		{[]string{"cfg", "SELECT ?, ?", "-5", "-json", "-1.5"}, true, []string{"cfg", "SELECT ?, ?", "-5", "-1.5"}, 0, true},
+		{[]string{"-5", "-json", "-1e3", "-.5", "-"}, true, []string{"-5", "-1e3", "-.5", "-"}, 0, true},
+		{[]string{"cfg", "-json", "--", "-json", "-x"}, true, []string{"cfg", "-json", "-x"}, 0, true},
+		// Not interspersed: the first positional argument ends the flags.
+		{[]string{"-count", "1", "up", "-count", "3"}, false, []string{"up", "-count", "3"}, 1, false},
+		{[]string{"-count", "1", "-5", "-count", "3"}, false, []string{"-5", "-count", "3"}, 1, false},
 	} {
 		fs := flag.NewFlagSet("t", flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
 		count := fs.Int("count", 0, "")
+		asJSON := fs.Bool("json", false, "")
 		pos, err := parseArgs(fs, tc.args, tc.interspersed)
 		require.NoError(t, err, tc.args)
 		assert.Equal(t, tc.pos, pos, tc.args)
 		assert.Equal(t, tc.count, *count, tc.args)
+		assert.Equal(t, tc.json, *asJSON, tc.args)
 	}
+	for _, tc := range []struct {
+		args []string
+		err  string
+	}{
+		{[]string{"a", "-nope"}, "flag provided but not defined: -nope"},
+		{[]string{"a", "-count"}, "flag needs an argument: -count"},
+		{[]string{"a", "-count", "x"}, `invalid value "x" for flag -count`},
+		{[]string{"a", "---count", "1"}, "bad flag syntax: ---count"},
+	} {
+		fs := flag.NewFlagSet("t", flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		fs.Int("count", 0, "")
+		_, err := parseArgs(fs, tc.args, true)
+		assert.ErrorContains(t, err, tc.err, tc.args)
+	}
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	_, err := parseArgs(fs, []string{"a", "-h"}, true)
+	assert.ErrorIs(t, err, flag.ErrHelp)
 }
 
 func TestReadDSN(t *testing.T) {

@@ -3,8 +3,10 @@ package main
 import (
 	"bytes"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -104,17 +106,88 @@ func TestCheckConnectTimeoutZeroWarns(t *testing.T) {
 }
 
 func TestPrintStats(t *testing.T) {
-	var out bytes.Buffer
-	bad := printStats(&out, rwshard.Stats{Nodes: []rwshard.NodeStats{
+	stats := rwshard.Stats{Nodes: []rwshard.NodeStats{
 		{Name: "primary", Primary: true, Up: true, Queries: 12},
 		{Name: "replica1", Up: true, LagKnown: true, Lag: 1500 * time.Microsecond, InFlight: 2, Queries: 30, Errors: 1},
 		{Name: "replica2", Up: true, Fenced: true, LagKnown: true, Lag: math.MaxInt64},
 		{Name: "replica3"},
-	}}, time.Date(2024, 1, 2, 15, 4, 5, 0, time.UTC))
+	}}
+	health := rwshard.Health{Groups: []rwshard.GroupHealth{{Nodes: []rwshard.NodeHealth{
+		{Name: "primary"}, {Name: "replica1"},
+		{Name: "replica2", Reason: "fenced: replication stopped"},
+		{Name: "replica3", Reason: "down: dial tcp 10.0.0.4:3306: connect: connection refused"},
+	}}}}
+	now := time.Date(2024, 1, 2, 15, 4, 5, 0, time.UTC)
+	var out bytes.Buffer
+	bad := printStats(&out, stats, health, now)
 	assert.Equal(t, 2, bad) // replica2 fenced, replica3 down
 	assert.Contains(t, out.String(), "15:04:05  4 nodes: 3 up, 1 fenced\n")
-	assert.Regexp(t, `(?m)^primary\s+primary\s+yes\s+no\s+-\s+0\s+12\s+0$`, out.String())
-	assert.Regexp(t, `(?m)^replica1\s+replica\s+yes\s+no\s+2ms\s+2\s+30\s+1$`, out.String())
-	assert.Regexp(t, `(?m)^replica2\s+replica\s+yes\s+yes\s+stopped\s+0\s+0\s+0$`, out.String())
-	assert.Regexp(t, `(?m)^replica3\s+replica\s+no\s+no\s+unknown\s+0\s+0\s+0$`, out.String())
+	assert.Regexp(t, `(?m)^NODE\s+ROLE\s+UP\s+FENCED\s+LAG\s+IN_FLIGHT\s+QUERIES\s+ERRORS\s+REASON$`, out.String())
+	assert.Regexp(t, `(?m)^primary\s+primary\s+yes\s+no\s+-\s+0\s+12\s+0\s+-$`, out.String())
+	assert.Regexp(t, `(?m)^replica1\s+replica\s+yes\s+no\s+2ms\s+2\s+30\s+1\s+-$`, out.String())
+	assert.Regexp(t, `(?m)^replica2\s+replica\s+yes\s+yes\s+stopped\s+0\s+0\s+0\s+fenced: replication stopped$`, out.String())
+	assert.Regexp(t, `(?m)^replica3\s+replica\s+no\s+no\s+unknown\s+0\s+0\s+0\s+down: dial tcp 10.0.0.4:3306: connect: connection refused$`, out.String())
+
+	out.Reset()
+	bad = printStatsJSON(&out, stats, health, now)
+	assert.Equal(t, 2, bad)
+	require.Equal(t, 1, strings.Count(out.String(), "\n"), "one line per refresh: %s", out.String())
+	var got struct {
+		Time  string
+		Nodes []map[string]any
+	}
+	require.NoError(t, json.Unmarshal(out.Bytes(), &got))
+	ts, err := time.Parse(time.RFC3339, got.Time)
+	require.NoError(t, err)
+	assert.True(t, ts.Equal(now), got.Time)
+	require.Len(t, got.Nodes, 4)
+	for i, want := range []map[string]any{
+		{"name": "primary", "role": "primary", "up": true, "fenced": false, "lag_seconds": nil, "in_flight": 0.0, "queries": 12.0, "errors": 0.0, "reason": ""},
+		{"name": "replica1", "role": "replica", "up": true, "fenced": false, "lag_seconds": 0.0015, "in_flight": 2.0, "queries": 30.0, "errors": 1.0, "reason": ""},
+		{"name": "replica2", "role": "replica", "up": true, "fenced": true, "lag_seconds": -1.0, "in_flight": 0.0, "queries": 0.0, "errors": 0.0, "reason": "fenced: replication stopped"},
+		{"name": "replica3", "role": "replica", "up": false, "fenced": false, "lag_seconds": nil, "in_flight": 0.0, "queries": 0.0, "errors": 0.0,
+			"reason": "down: dial tcp 10.0.0.4:3306: connect: connection refused"},
+	} {
+		assert.Equal(t, want, got.Nodes[i], "node %d", i)
+	}
+}
+
+// The JSON report of a made-up cluster: every reading in its field, null
+// where the node gave none, the password nowhere.
+func TestCheckReportJSON(t *testing.T) {
+	cfg, err := rwshard.ParseDSN("app:Secret-Pw-9@tcp(10.0.0.1:3306),tcp(10.0.0.2:3306),tcp(10.0.0.3:3306)/shop")
+	require.NoError(t, err)
+	p, r1 := healthyPrimary(), healthyReplica("replica1")
+	r1.ioThread, r1.sqlThread, r1.behind, r1.ioError = "No", "No", sql.NullInt64{}, "error reconnecting: password Secret-Pw-9 refused"
+	r2 := &nodeCheck{node: rwshard.Node{Name: "replica2", Net: "tcp", Addr: "10.0.0.3:3306"}, lifetime: 3 * time.Minute,
+		err: errors.New("refused"), errMsg: "unreachable: refused"}
+	rep := &checkReport{dsn: redactedDSN(cfg), cfg: cfg, nodes: []*nodeCheck{p, r1, r2}, took: 1500 * time.Millisecond}
+	rep.evaluate()
+	var out bytes.Buffer
+	require.NoError(t, encodeJSON(&out, rep.jsonReport("ds_0"), false))
+	assert.NotContains(t, out.String(), "Secret-Pw-9")
+	var g map[string]any
+	require.NoError(t, json.Unmarshal(out.Bytes(), &g))
+	assert.Equal(t, "ds_0", g["name"])
+	assert.Equal(t, "app:***@tcp(10.0.0.1:3306),tcp(10.0.0.2:3306),tcp(10.0.0.3:3306)/shop", g["dsn"])
+	assert.Equal(t, 1500.0, g["took_ms"])
+	assert.Len(t, g["problems"], 2)
+	assert.Equal(t, []any{}, g["warnings"])
+	nodes := g["nodes"].([]any)
+	require.Len(t, nodes, 3)
+	prim, rep1, rep2 := nodes[0].(map[string]any), nodes[1].(map[string]any), nodes[2].(map[string]any)
+	assert.Equal(t, map[string]any{"name": "primary", "net": "tcp", "addr": "10.0.0.1:3306", "reachable": true, "connect": "ok",
+		"version": "10.11.6-MariaDB", "role": "primary", "read_only": false, "replica": false, "io_thread": nil, "sql_thread": nil,
+		"seconds_behind": nil, "wait_timeout_seconds": 28800.0, "conn_max_lifetime_seconds": 180.0}, prim)
+	assert.Equal(t, "replica", rep1["role"])
+	assert.Equal(t, true, rep1["read_only"])
+	assert.Equal(t, "No", rep1["io_thread"])
+	assert.Nil(t, rep1["seconds_behind"], "NULL")
+	assert.Equal(t, "error reconnecting: password *** refused", rep1["last_io_error"])
+	assert.Equal(t, false, rep2["reachable"])
+	assert.Equal(t, "unreachable", rep2["connect"])
+	assert.Equal(t, "unreachable: refused", rep2["error"])
+	assert.Equal(t, "", rep2["role"])
+	assert.Nil(t, rep2["read_only"])
+	assert.Nil(t, rep2["wait_timeout_seconds"])
 }
