@@ -79,6 +79,9 @@ type cluster struct {
 	// instead of pinning (router.ReplayableSet); rwshard's own pools only.
 	replay bool
 
+	// replays counts transactions replayed and refused (Config.TxReplay).
+	replays struct{ done, refused atomic.Uint64 }
+
 	// txTracer is Config.Tracer as a TxTracer, if it is one.
 	txTracer TxTracer
 

@@ -244,6 +244,18 @@ type Config struct {
 	// token cannot edit it. A secret: keep it out of logs and DSNs.
 	SessionKey []byte
 
+	// TxReplay replays a BeginTx transaction whose connection is lost
+	// before COMMIT (a crash, a broken network, a switchover) on the new
+	// primary, comparing every result the caller was given; see
+	// ReplayError for what makes one unreplayable. Off by default: a
+	// replayed transaction's reads run twice, and the application must
+	// not depend on results that differ between runs (NOW(), RAND(),
+	// auto-increment ids given to it before the loss make it unreplayable
+	// where they differ). ReplayLimit bounds the statements kept (plus
+	// 1 MiB of text and arguments).
+	TxReplay    bool
+	ReplayLimit int
+
 	// TxIdleTimeout rolls back a transaction (BeginTx, text BEGIN,
 	// autocommit=0) that runs no statement for this long: rwshard closes
 	// its connection (the server rolls back and frees its locks) and the
@@ -320,6 +332,7 @@ func NewConfig() *Config {
 		ReadOnlyTx:          TxReadPrimary,
 		DriverLog:           DriverLogStderr,
 		PoolFallback:        "error",
+		ReplayLimit:         256,
 		ConnectTimeout:      defaultConnectTimeout,
 		ConnMaxLifetime:     defaultConnMaxLifetime,
 		ConnMaxIdleTime:     defaultConnMaxIdleTime,

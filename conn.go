@@ -65,6 +65,8 @@ type conn struct {
 
 	// guard watches the open transaction (Config.TxIdleTimeout, TxWarnAge).
 	guard *txGuard
+	// replay logs the open BeginTx transaction for replay (Config.TxReplay).
+	replay *txLog
 
 	// vars are the session variables this logical connection set without
 	// pinning (router.ReplayableSet), applied to every backend connection
@@ -335,7 +337,11 @@ func (c *conn) queryRows(ctx context.Context, q string, args []driver.NamedValue
 		return r, nil
 	}
 	c.openRows++
-	return &rows{Rows: rowsx.Rows{Rows: out.rows}, st: out.st, c: c, write: changesData(cls), ctx: ctx}, nil
+	r := &rows{Rows: rowsx.Rows{Rows: out.rows}, st: out.st, c: c, write: changesData(cls), ctx: ctx}
+	if c.replay != nil && c.tx != nil {
+		r.log = c.replay.record(q, args, true, c.cl.cfg.ReplayLimit)
+	}
+	return r, nil
 }
 
 // ExecContext routes and runs a statement without rows.
@@ -355,6 +361,11 @@ func (c *conn) exec(ctx context.Context, q string, args []driver.NamedValue, pre
 		c.wrote(ctx, b, changesData(cls))
 		b.release(false)
 	} else {
+		if c.replay != nil && c.tx != nil {
+			if e := c.replay.record(q, args, false, c.cl.cfg.ReplayLimit); e != nil {
+				e.sum = resultSum(out.res)
+			}
+		}
 		c.wrote(ctx, c.sess, changesData(cls))
 		c.unpin()
 	}
@@ -471,6 +482,18 @@ func (c *conn) runOn(ctx context.Context, cls router.Class, d *router.Decision, 
 		c.cl.count(*d, cls, b, err)
 		if err != nil {
 			b.node.meters.serverError(err)
+		}
+		if err != nil && c.replay != nil && c.tx != nil && replayable(ctx, err) {
+			// The transaction's connection is lost: rebuild it on the
+			// primary and run this statement there.
+			if rerr := c.replayTx(ctx, err); rerr != nil {
+				return outcome{}, nil, false, rerr
+			}
+			b = c.sess
+			c.ran = b.node
+			if err = applyVars(ctx, b.dc, &c.vars); err == nil {
+				out, err = do(b.dc)
+			}
 		}
 		if err == nil {
 			c.applyEffects(cls.Effect)
@@ -631,10 +654,18 @@ func (c *conn) beginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, e
 		if err == nil {
 			out, err = begin(c.sess.dc)
 		}
-		if err != nil {
+		if err != nil && !c.keep() && (isBadConn(err) || sentAndBroke(ctx, err)) {
+			// The held connection, without state, died while idle (the
+			// server restarted, wait_timeout): BEGIN runs on a fresh one,
+			// as database/sql would retry it.
+			c.cl.mon.Failure(c.sess.node.index, err)
+			c.sess.release(true)
+			c.sess = nil
+		} else if err != nil {
 			return nil, c.sessionErr(err, d, "BEGIN")
 		}
-	} else {
+	}
+	if c.sess == nil {
 		var b *backend
 		var err error
 		if opts.ReadOnly && c.cl.cfg.ReadOnlyTx == TxReadReplica {
@@ -650,6 +681,9 @@ func (c *conn) beginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, e
 	}
 	c.tx = out.tx
 	c.pendingWrite, c.pendingSess = false, c.cl.scope(ctx)
+	if c.cl.cfg.TxReplay && !(opts.ReadOnly && c.cl.cfg.ReadOnlyTx == TxReadReplica) {
+		c.replay = &txLog{opts: opts}
+	}
 	c.armGuard()
 	return (*txn)(c), nil
 }
@@ -681,10 +715,20 @@ func (c *conn) endTx(commit bool) error {
 	var err error
 	if commit {
 		err = c.tx.Commit()
+		if err != nil && c.replay != nil && readOnlyRejection(err) {
+			// The server refused the COMMIT (the node turned read-only):
+			// nothing was committed; replay on the new primary, commit there.
+			if err = c.replayTx(context.Background(), err); err == nil {
+				err = c.tx.Commit()
+			} else {
+				c.traceTx(commit, err)
+				return err
+			}
+		}
 	} else {
 		err = c.tx.Rollback()
 	}
-	c.tx = nil
+	c.tx, c.replay = nil, nil
 	c.traceTx(commit, err)
 	switch {
 	case err != nil:
@@ -742,6 +786,7 @@ func (c *conn) CheckNamedValue(*driver.NamedValue) error { return nil }
 // text transaction) that the next user must not inherit.
 func (c *conn) release() {
 	c.disarmGuard()
+	c.replay = nil
 	if c.sess == nil {
 		return
 	}

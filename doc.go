@@ -57,6 +57,9 @@
 //	rwshard.causalTimeout                                                1s
 //	rwshard.maxReplicaLag       fence replicas above it, 0 no limit      30s
 //	rwshard.fallback            primary, error                           primary
+//	rwshard.txReplay            replay a transaction whose connection
+//	                            was lost before COMMIT                   false
+//	rwshard.replayLimit         statements a replayable transaction holds 256
 //	rwshard.txIdleTimeout       roll back a transaction idle this long   0 (off)
 //	rwshard.txWarnAge           event for a transaction older than it    0 (off)
 //	rwshard.writePause          wait for a primary, 0 fail at once       5s

@@ -29,6 +29,18 @@ type rows struct {
 	// RETURNING), recorded for read-your-writes once they are closed.
 	write bool
 	ctx   context.Context
+	// log is the transaction replay entry of these rows (Config.TxReplay).
+	log *txEntry
+}
+
+// Next reads a row, folding it into the replay checksum when the rows
+// belong to a logged transaction.
+func (r *rows) Next(dest []driver.Value) error {
+	err := r.Rows.Next(dest)
+	if r.log != nil {
+		r.log.fold(dest, err)
+	}
+	return err
 }
 
 func (r *rows) Close() error {
@@ -36,6 +48,10 @@ func (r *rows) Close() error {
 	if r.st != nil {
 		r.st.Close()
 		r.st = nil
+	}
+	if r.log != nil {
+		r.log.closed = true
+		r.log = nil
 	}
 	b, c, write, ctx := r.b, r.c, r.write, r.ctx
 	r.b, r.c, r.ctx = nil, nil, nil

@@ -62,6 +62,9 @@ type Stats struct {
 	Fallbacks uint64
 	// Retries made and refused by the retry budget.
 	Retries, RetriesRefused uint64
+	// Transactions replayed after their connection was lost, and those
+	// that could not be (Config.TxReplay).
+	Replays, ReplaysRefused uint64
 	// Events counts health and routing events by kind name ("node-down",
 	// "split-brain", …; health.EventKind's String), repeats included.
 	Events map[string]uint64
@@ -120,6 +123,8 @@ func (cl *cluster) addStats(s *Stats) {
 	s.Reads += cl.reads.Load()
 	s.PrimaryReads += cl.primaryReads.Load()
 	s.Fallbacks += cl.routes[router.ReasonNoHealthyReplica].Load()
+	s.Replays += cl.replays.done.Load()
+	s.ReplaysRefused += cl.replays.refused.Load()
 	r, refused := cl.budget.Counts()
 	s.Retries += r
 	s.RetriesRefused += refused

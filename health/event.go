@@ -23,6 +23,8 @@ const (
 	ReadRetried                             // a read failed on one node and was retried on another
 	LongTransaction                         // a transaction is older than Config.TxWarnAge
 	TxIdleTimeout                           // an idle transaction was rolled back (Config.TxIdleTimeout)
+	TxReplayed                              // a transaction whose connection was lost was replayed (Config.TxReplay)
+	ReplayRefused                           // a transaction could not be replayed: it failed
 
 	// NumEventKinds bounds the kinds, for arrays of counters.
 	NumEventKinds
@@ -42,6 +44,7 @@ var kindNames = map[EventKind]string{
 	PrimaryLost: "primary-lost", PrimaryFound: "primary-found", SwitchoverFollowed: "switchover-followed",
 	SplitBrain: "split-brain", FallbackToPrimary: "fallback-to-primary", ReadRetried: "read-retried",
 	LongTransaction: "long-transaction", TxIdleTimeout: "tx-idle-timeout",
+	TxReplayed: "tx-replayed", ReplayRefused: "replay-refused",
 }
 
 func (k EventKind) String() string {
