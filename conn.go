@@ -708,7 +708,9 @@ func (c *conn) endTx(commit bool) error {
 	c.disarmGuard()
 	if c.tx == nil {
 		if c.broken {
-			return driver.ErrBadConn
+			// The transaction was lost with its connection (and said so);
+			// nothing of it was committed.
+			return &RouteError{Reason: router.ReasonInTransaction.String(), Err: ErrSessionLost}
 		}
 		return &RouteError{Err: errors.New("no transaction is open")}
 	}
