@@ -35,12 +35,27 @@ node's wait_timeout. Warnings (exit status 0): one host only (nothing is
 split), a replica weighted 0, a replica over rwshard.maxReplicaLag, a user
 whose privileges bypass read_only, no connect timeout.
 
+With a sharding rules file, check also verifies each data source's data
+nodes on its primary, in the database of the data source's DSN (two
+queries per data source: information_schema.TABLES and COLUMNS): every
+physical table the rules place there exists (broadcast tables on every
+data source) and has the table's sharding columns (database and table
+strategy, key generator). Each missing table or column is a problem
+naming the data source, the physical and the logical table (and the
+column); a data source that answers but holds none of them is one
+problem of its own: its DSN likely points at the wrong server or
+database.
+
 With -json, stdout is one JSON document: {"groups": [{"name", "dsn",
 "nodes": [{"name", "addr", "reachable", "connect", "error", "version",
 "role", "read_only", "replica", "io_thread", "sql_thread",
 "seconds_behind", "wait_timeout_seconds", …}], "problems": […],
-"warnings": […]}], "problems": N}, one group per data source of a
-sharding rules file (name "" otherwise). The exit status is the same.`,
+"warnings": […], "data_nodes": {…}}], "problems": N}, one group per data
+source of a sharding rules file (name "" otherwise). data_nodes, only with
+a rules file: {"database", "node", "checked", "error", "placed", "found",
+"other_tables", "tables": [{"table", "logical", "broadcast", "exists",
+"columns", "missing_columns"}]}; every missing table or column is in the
+group's problems too. The exit status is the same.`,
 		interspersed: true,
 		flags: func(fs *flag.FlagSet) func(context.Context, *env, []string) int {
 			timeout := fs.Duration("timeout", 5*time.Second, "bound on the statements run on each node once connected")
@@ -58,12 +73,19 @@ sharding rules file (name "" otherwise). The exit status is the same.`,
 					return exitProblem
 				}
 				groups := map[string]*rwshard.Config{"": cfg}
+				var placed map[string][]*placedTable
 				if cfg.RulesFile != "" {
-					// Sharded: check every data source's group.
-					if groups, err = shard.DataSourceConfigs(cfg); err != nil {
+					// Sharded: check every data source's group, and the
+					// data nodes the rules place on it.
+					rules, err := loadRules(cfg)
+					if err == nil {
+						groups, err = shard.DataSourceConfigs(cfg)
+					}
+					if err != nil {
 						e.errorf("check: %s", errText(nil, err))
 						return exitProblem
 					}
+					placed = placements(rules)
 				}
 				names := make([]string, 0, len(groups))
 				for name := range groups {
@@ -78,6 +100,9 @@ sharding rules file (name "" otherwise). The exit status is the same.`,
 					}
 					begin := time.Now()
 					rep := checkCluster(ctx, groups[name], *timeout)
+					if placed != nil {
+						rep.checkDataNodes(ctx, name, placed[name], *timeout)
+					}
 					rep.took = time.Since(begin)
 					if *conn.json {
 						out.Groups = append(out.Groups, rep.jsonReport(name))
@@ -166,15 +191,17 @@ type checkReport struct {
 	problems []string
 	warnings []string
 	took     time.Duration
+	// dataNodes: the data nodes of a sharding rules file's data source;
+	// nil otherwise.
+	dataNodes *dataNodeCheck
 }
 
 // checkCluster connects to every node concurrently and evaluates the
 // results.
 func checkCluster(ctx context.Context, cfg *rwshard.Config, stmtTimeout time.Duration) *checkReport {
 	rep := &checkReport{dsn: redactedDSN(cfg), cfg: cfg}
-	connectTimeout := cfg.ConnectTimeout
-	if connectTimeout <= 0 {
-		connectTimeout = rwshard.NewConfig().ConnectTimeout
+	connectTimeout := checkConnectTimeout(cfg)
+	if cfg.ConnectTimeout <= 0 {
 		rep.warnings = append(rep.warnings, fmt.Sprintf(
 			"rwshard.connectTimeout=0: connecting is not bounded, a blackholed host hangs callers (check used %s)", connectTimeout))
 	}
@@ -193,33 +220,52 @@ func checkCluster(ctx context.Context, cfg *rwshard.Config, stmtTimeout time.Dur
 	return rep
 }
 
-// probe connects to the node as the configured user and reads its state.
-func (n *nodeCheck) probe(ctx context.Context, cfg *rwshard.Config, connectTimeout, stmtTimeout time.Duration) {
+// checkConnectTimeout is the bound on connecting to a node of cfg:
+// rwshard.connectTimeout, or rwshard's default when that is 0.
+func checkConnectTimeout(cfg *rwshard.Config) time.Duration {
+	if cfg.ConnectTimeout > 0 {
+		return cfg.ConnectTimeout
+	}
+	return rwshard.NewConfig().ConnectTimeout
+}
+
+// dialNode opens one connection to node as cfg's user, to cfg's database,
+// with go-sql-driver/mysql directly; the dial and the handshake are
+// bounded by connectTimeout. The caller closes the connection, then the
+// pool.
+func dialNode(ctx context.Context, cfg *rwshard.Config, node rwshard.Node, connectTimeout time.Duration) (*sql.DB, *sql.Conn, error) {
 	mc := cfg.Backend.Clone()
-	mc.Net, mc.Addr = n.node.Net, n.node.Addr
+	mc.Net, mc.Addr = node.Net, node.Addr
 	mc.Timeout = connectTimeout // bounds the dial only
 	mc.RejectReadOnly = false
 	mc.Logger = &mysql.NopLogger{}
 	connector, err := mysql.NewConnector(mc)
 	if err != nil {
-		n.err = err
-		n.errMsg = "cannot connect: " + errText(cfg, err)
-		return
+		return nil, nil, err
 	}
 	db := sql.OpenDB(connector)
-	defer db.Close()
 	db.SetMaxOpenConns(1)
-
 	// go-sql-driver's timeout does not bound the handshake: a host that
 	// accepts TCP and never answers is bounded by the context alone.
 	cctx, cancel := context.WithTimeout(ctx, connectTimeout)
 	conn, err := db.Conn(cctx)
 	cancel()
 	if err != nil {
+		db.Close()
+		return nil, nil, err
+	}
+	return db, conn, nil
+}
+
+// probe connects to the node as the configured user and reads its state.
+func (n *nodeCheck) probe(ctx context.Context, cfg *rwshard.Config, connectTimeout, stmtTimeout time.Duration) {
+	db, conn, err := dialNode(ctx, cfg, n.node, connectTimeout)
+	if err != nil {
 		n.err = err
 		n.errMsg = describeConnectError(cfg, err, connectTimeout, &n.denied)
 		return
 	}
+	defer db.Close()
 	defer conn.Close()
 
 	qctx, cancel := context.WithTimeout(ctx, stmtTimeout)
@@ -502,6 +548,9 @@ func (r *checkReport) print(w io.Writer) {
 			connect, version, n.role(), ro, io, sqlT, behind, wait)
 	}
 	tw.Flush()
+	if r.dataNodes != nil {
+		fmt.Fprintf(w, "\n%s\n", r.dataNodes.summary())
+	}
 	if len(r.problems) > 0 {
 		fmt.Fprintf(w, "\nproblems:\n")
 		for _, p := range r.problems {
@@ -516,13 +565,17 @@ func (r *checkReport) print(w io.Writer) {
 	}
 	fmt.Fprintln(w)
 	took := r.took.Round(time.Millisecond)
+	checked := plural(len(r.nodes), "node")
+	if d := r.dataNodes; d != nil && d.checked && len(d.placed) > 0 {
+		checked += " and " + plural(len(d.placed), "data node")
+	}
 	if len(r.problems) == 0 {
-		fmt.Fprintf(w, "ok: %s checked in %s, no problems", plural(len(r.nodes), "node"), took)
+		fmt.Fprintf(w, "ok: %s checked in %s, no problems", checked, took)
 		if len(r.warnings) > 0 {
 			fmt.Fprintf(w, ", %s", plural(len(r.warnings), "warning"))
 		}
 		fmt.Fprintln(w)
 		return
 	}
-	fmt.Fprintf(w, "%s found (%s checked in %s)\n", plural(len(r.problems), "problem"), plural(len(r.nodes), "node"), took)
+	fmt.Fprintf(w, "%s found (%s checked in %s)\n", plural(len(r.problems), "problem"), checked, took)
 }

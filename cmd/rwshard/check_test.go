@@ -267,6 +267,8 @@ type checkReportJSON struct {
 		Nodes    []checkNodeJSON `json:"nodes"`
 		Problems []string        `json:"problems"`
 		Warnings []string        `json:"warnings"`
+		// DataNodes: only with a sharding rules file.
+		DataNodes *dataNodesJSON `json:"data_nodes"`
 	} `json:"groups"`
 	Problems int `json:"problems"`
 }

@@ -22,6 +22,10 @@ type checkGroupJSON struct {
 	Problems []string        `json:"problems"`
 	Warnings []string        `json:"warnings"`
 	TookMS   int64           `json:"took_ms"`
+	// DataNodes: the physical tables the rules place on the data source
+	// and what its primary holds of them; absent without sharding. Each
+	// one missing is also in Problems.
+	DataNodes *dataNodesJSON `json:"data_nodes,omitempty"`
 }
 
 // checkNodeJSON is one node's row. Readings the node did not give (not
@@ -64,6 +68,9 @@ func (r *checkReport) jsonReport(name string) checkGroupJSON {
 	g := checkGroupJSON{Name: name, DSN: r.dsn, User: cfg.Backend.User, Database: cfg.Backend.DBName,
 		Nodes: []checkNodeJSON{}, Problems: slices.Clone(r.problems), Warnings: slices.Clone(r.warnings),
 		TookMS: r.took.Milliseconds()}
+	if r.dataNodes != nil {
+		g.DataNodes = r.dataNodes.json()
+	}
 	if g.Problems == nil {
 		g.Problems = []string{}
 	}

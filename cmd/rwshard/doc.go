@@ -2,11 +2,11 @@
 // names, explains where a statement would run, shows replica lag live, and
 // runs a local MariaDB replication lab.
 //
-//	rwshard check [-json] CONFIG|DSN               # connectivity, roles, replication, settings
+//	rwshard check [-json] CONFIG|DSN               # connectivity, roles, replication, settings, data nodes
 //	rwshard explain [-json] CONFIG "SQL" [ARG...]  # where a statement would run, and why
 //	rwshard lag [-json] CONFIG [-interval 1s] [-count N]  # live health, lag and reasons
-//	rwshard lab up [-topology rw|sharded]          # start a detached local lab
-//	rwshard lab status | lab down                  # inspect it, stop it
+//	rwshard lab up [-topology rw|sharded]          # start a detached local lab (sharded: and its rules files)
+//	rwshard lab status [-dsn|-rules] | lab down    # inspect it, stop it
 //	rwshard version [-json]                        # module version, VCS revision, Go version
 //
 // CONFIG is an rwshard DSN or a file whose first line that is neither blank
@@ -32,13 +32,37 @@
 // connection bounded by rwshard.connectTimeout (dial and handshake), and
 // reports per node reachability, version, role, @@read_only, the
 // replication threads and Seconds_Behind_Master, and @@wait_timeout
-// against rwshard.connMaxLifetime. explain and lag open rwshard itself
+// against rwshard.connMaxLifetime. With a sharding rules file it checks
+// every data source's group, and its data nodes on its primary, in the
+// database of its DSN, with one query on information_schema.TABLES and
+// one on information_schema.COLUMNS per data source: every physical table
+// the rules place there (the expanded dataNodes of each sharded table, and
+// every broadcast table on every data source) must exist and hold the
+// table's database and table sharding columns and its key generator
+// column. Table names are compared as the server does
+// (lower_case_table_names). Each missing table or column is a problem
+// naming the data source, the physical and the logical table (and the
+// column); a data source that answers but holds none of the tables the
+// rules place there is one problem, naming it as such: its DSN points at
+// the wrong server or database, which SELECT 1 does not show.
+//
+// lab up -topology sharded writes, into the lab directory, sharding rules
+// for the lab in rwshard's YAML (rules.yaml) and in ShardingSphere-JDBC
+// 5.x's (rules-shardingsphere.yaml): t_order and t_order_item bound, in
+// ds_${0..1}.t_…_${0..1} by user_id then order_id (MOD), order_id from a
+// snowflake generator, t_dict broadcast. It creates those tables on both
+// data sources and prints the files' paths, "rwshard check FILE" and the
+// DSN /?rwshard.rulesFile=FILE (URL-escaped); lab status shows them
+// (-rules: their paths only) and lab down removes them with the lab
+// directory.
+//
+// explain and lag open rwshard itself
 // with health probes on, so they show what the router sees; lag's REASON
 // column says why a node is out of rotation or fenced, from
 // Connector.Health.
 //
 // With -json, check prints one JSON document (every group, its nodes,
-// problems and warnings), explain the plan as JSON with string literals
+// problems and warnings, and with a rules file its data_nodes), explain the plan as JSON with string literals
 // redacted, and lag one JSON object per refresh (NDJSON); the exit status
 // is the same as without.
 //

@@ -28,12 +28,16 @@ replication, the application user without SUPER, as in production):
 
   lab up [-topology rw|sharded] [-dir D] [-state FILE]
         start the servers, detached from this process, record them in the
-        state file and print a ready-to-use DSN
-  lab status [-state FILE] [-dsn]
-        print the recorded lab and whether each server is running
+        state file and print a ready-to-use DSN; sharded: also write
+        sharding rules files for the lab (rwshard's and ShardingSphere-
+        JDBC 5.x's YAML) into its directory and create their tables
+  lab status [-state FILE] [-dsn | -rules]
+        print the recorded lab, whether each server is running and its
+        rules files
   lab down [-state FILE] [-reap DIR]
-        stop the recorded lab (nothing else), remove its directory and the
-        state file; -reap DIR: also kill leftover lab servers under DIR
+        stop the recorded lab (nothing else), remove its directory (with
+        the rules files) and the state file; -reap DIR: also kill leftover
+        lab servers under DIR
 
 Needs mariadbd (apt-get install mariadb-server). The state file defaults to
 ` + defaultStatePath() + `. "rwshard help lab SUBCOMMAND" (or "rwshard lab
@@ -66,8 +70,14 @@ func labUpCommand() *command {
 		summary: `Starts a lab detached from this process (it keeps running after rwshard
 exits), records it in the state file and prints its nodes and DSN.
 Topology rw: primary, replica1, replica2. Topology sharded: groups ds_0 and
-ds_1, one primary and one replica each (one DSN per group until sharding
-configs exist).`,
+ds_1, one primary and one replica each, one DSN per group, and sharding
+rules over both in the lab directory, in rwshard's YAML (` + labRulesFile + `)
+and ShardingSphere-JDBC 5.x's (` + labRulesSSFile + `):
+t_order and t_order_item bound, in ds_${0..1}.t_…_${0..1} by user_id then
+order_id (MOD), order_id from a snowflake generator, t_dict broadcast,
+every other table in ds_0. lab up creates these tables on both data
+sources; use the rules with "rwshard check FILE" or the DSN
+"/?rwshard.rulesFile=FILE" (FILE URL-escaped), as lab up prints.`,
 		interspersed: true,
 		flags: func(fs *flag.FlagSet) func(context.Context, *env, []string) int {
 			topology := fs.String("topology", "rw", "rw or sharded")
@@ -129,6 +139,14 @@ func labUp(ctx context.Context, e *env, opts lab.Options, dir, statePath string)
 		return exitProblem
 	}
 	s := l.State()
+	if len(s.Groups()) > 1 {
+		if _, err := setUpLabRules(ctx, &s); err != nil {
+			_ = l.Stop()
+			_ = os.Remove(statePath)
+			e.errorf("lab up: sharding rules: %v (the lab was stopped)", err)
+			return exitProblem
+		}
+	}
 	fmt.Fprintf(e.stdout, "lab up in %s: %s\nstate: %s\n\n", time.Since(begin).Round(100*time.Millisecond), s.Dir, statePath)
 	printLab(e.stdout, &s, false)
 	fmt.Fprintf(e.stdout, "\nstop it with: %s\n", downCommandLine(statePath))
@@ -147,14 +165,18 @@ func labStatusCommand() *command {
 	return &command{
 		name:         "lab status",
 		args:         "[flags]",
-		summary:      "Prints the lab recorded in the state file and whether each server is running.\nExit status 1 when there is no lab or a server is not running.",
+		summary:      "Prints the lab recorded in the state file, whether each server is running, and\nits sharding rules files. Exit status 1 when there is no lab or a server is not\nrunning.",
 		interspersed: true,
 		flags: func(fs *flag.FlagSet) func(context.Context, *env, []string) int {
 			state := fs.String("state", defaultStatePath(), "state file written by lab up")
 			dsnOnly := fs.Bool("dsn", false, "print only the DSN, one line per group")
+			rulesOnly := fs.Bool("rules", false, "print only the paths of the sharding rules files, rwshard's dialect first\n(none for a lab without them)")
 			return func(ctx context.Context, e *env, args []string) int {
 				if len(args) > 0 {
 					return e.usageError("unexpected arguments %q", args)
+				}
+				if *dsnOnly && *rulesOnly {
+					return e.usageError("-dsn and -rules: choose one")
 				}
 				s, err := lab.Load(*state)
 				if errors.Is(err, os.ErrNotExist) {
@@ -171,11 +193,16 @@ func labStatusCommand() *command {
 						down++
 					}
 				}
-				if *dsnOnly {
+				switch {
+				case *dsnOnly:
 					for _, g := range groupDSNs(s) {
 						fmt.Fprintln(e.stdout, g.dsn)
 					}
-				} else {
+				case *rulesOnly:
+					for _, f := range labRulesFiles(s) {
+						fmt.Fprintln(e.stdout, f.path)
+					}
+				default:
 					fmt.Fprintf(e.stdout, "lab %s\nstate: %s\n\n", s.Dir, *state)
 					printLab(e.stdout, s, true)
 				}
@@ -196,7 +223,8 @@ func labDownCommand() *command {
 		args: "[flags]",
 		summary: `Stops the lab recorded in the state file: kills its servers (only
 processes that are still that lab's servers), removes its directory and the
-state file. It touches nothing else. With -reap DIR it also kills lab
+state file (and so the sharding rules files of lab up -topology sharded,
+which live there). It touches nothing else. With -reap DIR it also kills lab
 servers left running whose data directory is under DIR (labs whose state
 was lost, started with lab up -dir DIR); their directories are kept.`,
 		interspersed: true,
@@ -300,8 +328,9 @@ func printLab(w io.Writer, s *lab.State, withAlive bool) {
 		fmt.Fprintf(w, "  %s\n", dsns[0].dsn)
 		return
 	}
-	fmt.Fprintln(w, "one per group until sharding configs exist:")
+	fmt.Fprintln(w, "one per group, each a data source alone:")
 	for _, g := range dsns {
 		fmt.Fprintf(w, "  %s: %s\n", g.group, g.dsn)
 	}
+	printLabRules(w, labRulesFiles(s))
 }

@@ -30,14 +30,17 @@ const usage = `usage: rwshard COMMAND [flags] [arguments]
 Commands:
   check CONFIG            connect to every node and report reachability, version,
                           role, read_only, replication threads and delay, and
-                          wait_timeout against rwshard.connMaxLifetime
+                          wait_timeout against rwshard.connMaxLifetime; with a
+                          sharding rules file, also that every data node
+                          (physical table) exists with its sharding columns
   explain CONFIG SQL [ARG...]
                           show where a statement would run now, and why
   lag CONFIG              live table of every node: role, up, fenced, lag,
                           in-flight, queries and why a node is out, refreshed
                           every -interval
   lab up|status|down      start, inspect or stop a local MariaDB replication lab
-                          (needs mariadbd: apt-get install mariadb-server)
+                          (needs mariadbd: apt-get install mariadb-server);
+                          -topology sharded also writes its sharding rules files
   version                 rwshard's version, VCS revision and Go version
   help [COMMAND]          this text, or a command's flags
 
@@ -52,7 +55,7 @@ CONFIG is an rwshard DSN, the first host being the primary:
 
 or a file whose first line that is neither blank nor a # comment is such a
 DSN, or a sharding rules file (.yaml/.yml: rwshard's or ShardingSphere-
-JDBC's YAML; check then checks every data source).
+JDBC's YAML; check then checks every data source and its data nodes).
 
 A CONFIG without a password takes it from the environment variable
 RWSHARD_PASSWORD, else from the [client] section of the MySQL option file
