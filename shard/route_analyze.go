@@ -230,8 +230,17 @@ func (a *analyzer) sharded(p *routePlan, class stmtClass, sharded, other []*tabl
 			return nil, a.fail(unsupported("WITH (common table expression) in a query of a sharded table"), first, "")
 		}
 	case *sqlparser.Insert:
-		if _, ok := s.Rows.(sqlparser.Values); !ok && a.r.tables[tableNameOf(s.Table)] != nil {
-			return nil, a.fail(unsupported("INSERT … SELECT into a sharded table"), first, "")
+		switch rows := s.Rows.(type) {
+		case sqlparser.Values:
+		case *sqlparser.Select:
+			if rows.With != nil {
+				return nil, a.fail(unsupported("WITH (common table expression) in INSERT … SELECT of a sharded table"), first, "")
+			}
+			if a.r.tables[tableNameOf(s.Table)] == nil {
+				return nil, a.fail(unsupported("INSERT … SELECT of a sharded table into a table that is not sharded"), first, "")
+			}
+		default:
+			return nil, a.fail(unsupported("INSERT … SELECT … UNION into a sharded table"), first, "")
 		}
 	case *sqlparser.Update:
 		if s.With != nil {
@@ -253,8 +262,14 @@ func (a *analyzer) sharded(p *routePlan, class stmtClass, sharded, other []*tabl
 	if len(other) > 0 {
 		return nil, a.fail(fmt.Errorf("%w: %s is sharded, %s is only in the default data source", ErrCrossShardJoin, first, other[0].name), first+", "+other[0].name, "")
 	}
+	insSel := false
+	if ins, ok := a.stmt.(*sqlparser.Insert); ok {
+		_, insSel = ins.Rows.(*sqlparser.Select)
+	}
 	for i, u := range sharded {
-		if u.top > 1 {
+		// INSERT INTO t … SELECT … FROM t names t twice: the target and
+		// the source, on the same data node.
+		if u.top > 1 && !(insSel && i == 0 && u.top == 2) {
 			return nil, a.fail(fmt.Errorf("%w: %s joined with itself", ErrCrossShardJoin, u.name), u.name, "")
 		}
 		if i == 0 {
@@ -304,6 +319,9 @@ func (a *analyzer) sharded(p *routePlan, class stmtClass, sharded, other []*tabl
 	case *sqlparser.Select:
 		return a.shardedSelect(p, s)
 	case *sqlparser.Insert:
+		if sel, ok := s.Rows.(*sqlparser.Select); ok {
+			return a.shardedInsertSelect(p, s, sel)
+		}
 		return a.shardedInsert(p, s)
 	case *sqlparser.Update:
 		return a.shardedUpdate(p, s)

@@ -79,6 +79,11 @@ func (a *analyzer) collect() {
 		if n, ok := s.Table.Expr.(sqlparser.TableName); ok {
 			a.use(n, true)
 		}
+		if sel, ok := s.Rows.(*sqlparser.Select); ok {
+			// INSERT … SELECT: the SELECT's own tables are top-level too
+			// (see shardedInsertSelect).
+			forTopTables(sel.From, top)
+		}
 	case *sqlparser.Update:
 		forTopTables(s.TableExprs, top)
 	case *sqlparser.Delete:

@@ -42,5 +42,5 @@ func ExampleRouter() {
 	// single-shard ds_1 select `status` from t_order_0 where user_id = ? and order_id = ?
 	// all-shards 4 select user_id, count(*), weight_string(user_id) from t_order_0 group by user_id order by user_id asc limit 0, 15
 	// group by [0], aggregates COUNT, offset 10, limit 5
-	// rwshard: shard: no shard key: an UPDATE or DELETE of a sharded table needs a condition on its sharding column (table t_order, column user_id, order_id) in "UPDATE t_order SET status = '?' WHERE status = '?'"
+	// rwshard: shard: no shard key: an UPDATE, DELETE or INSERT … SELECT of a sharded table needs a condition on its sharding column (table t_order, column user_id, order_id) in "UPDATE t_order SET status = '?' WHERE status = '?'"
 }

@@ -203,3 +203,77 @@ func (p *routePlan) routeInsert(r *Router, sql string, args []driver.NamedValue)
 	}
 	return rt, nil
 }
+
+// shardedInsertSelect routes INSERT … SELECT into a sharded table whose
+// source tables are the target itself, tables bound with it, or broadcast
+// tables (ShardingSphere's rule): every data node copies its own rows,
+// the SELECT's sharding conditions choosing the nodes, as for an UPDATE.
+// That places every row correctly only if each sharding column of the
+// target is fed, in the column list, by the same sharding column of a
+// source table, which is checked; a generated key has no value to give
+// every row, and is refused.
+func (a *analyzer) shardedInsertSelect(p *routePlan, ins *sqlparser.Insert, sel *sqlparser.Select) (*routePlan, error) {
+	t := p.shards[0].table
+	if len(ins.Columns) == 0 {
+		return nil, a.fail(unsupported("INSERT … SELECT into a sharded table needs a column list"), t.name, "")
+	}
+	if len(sel.SelectExprs.Exprs) != len(ins.Columns) {
+		return nil, a.fail(unsupported("INSERT … SELECT gives %d values for %d columns", len(sel.SelectExprs.Exprs), len(ins.Columns)), t.name, "")
+	}
+	for _, e := range ins.OnDup {
+		if col := e.Name.Name.Lowered(); t.hasColumn(col) {
+			return nil, a.fail(unsupported("ON DUPLICATE KEY UPDATE of sharding column %s", col), t.name, col)
+		}
+	}
+	if key := strings.ToLower(t.rule.KeyColumn); key != "" && !slices.ContainsFunc(ins.Columns, func(c sqlparser.IdentifierCI) bool { return c.Lowered() == key }) {
+		return nil, a.fail(unsupported("INSERT … SELECT into table %s without its generated key column %s", t.name, key), t.name, key)
+	}
+	scope := a.scope(p, sel.From)
+	// feeds reports whether the SELECT's value for column col of the
+	// target is the same sharding column of a source table.
+	feeds := func(col string, tableCol func(*routeTable) string) error {
+		if col == "" {
+			return nil
+		}
+		i := slices.IndexFunc(ins.Columns, func(c sqlparser.IdentifierCI) bool { return c.Lowered() == col })
+		if i < 0 {
+			return a.fail(fmt.Errorf("%w: the INSERT gives no value for sharding column %s", ErrNoShardKey, col), t.name, col)
+		}
+		ae, ok := sel.SelectExprs.Exprs[i].(*sqlparser.AliasedExpr)
+		var cn *sqlparser.ColName
+		if ok {
+			cn, ok = ae.Expr.(*sqlparser.ColName)
+		}
+		if ok {
+			src := -1
+			if q := strings.ToLower(cn.Qualifier.Name.String()); q != "" {
+				if j, found := scope.byName[q]; found {
+					src = j
+				}
+			} else if len(scope.byName) == 1 {
+				for _, j := range scope.byName {
+					src = j
+				}
+			}
+			if src >= 0 && strings.EqualFold(cn.Name.String(), tableCol(scope.shards[src].table)) {
+				return nil
+			}
+		}
+		return a.fail(unsupported("INSERT … SELECT must fill sharding column %s of %s with the same sharding column of a source table, so each row stays on its data node; got %s",
+			col, t.name, sqlparser.String(sel.SelectExprs.Exprs[i])), t.name, col)
+	}
+	if err := feeds(t.dbCol, func(s *routeTable) string { return s.dbCol }); err != nil {
+		return nil, err
+	}
+	if err := feeds(t.tblCol, func(s *routeTable) string { return s.tblCol }); err != nil {
+		return nil, err
+	}
+	p.cond = a.where(scope, sel.Where, sel.From)
+	p.writeLimit = sel.Limit != nil
+	c := sqlparser.CloneStatement(ins)
+	if err := a.rename(c, true); err != nil {
+		return nil, err
+	}
+	p.tmpl = buildTemplate(c, nil, false)
+	return p, nil
+}

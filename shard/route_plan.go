@@ -124,7 +124,7 @@ func (p *routePlan) routeSharded(r *Router, sql string, args []driver.NamedValue
 	if !keyed && !p.ddl {
 		if !p.read {
 			return nil, &RouteError{Table: lead.name, Column: lead.shardingColumns(), SQL: sql,
-				Err: fmt.Errorf("%w: an UPDATE or DELETE of a sharded table needs a condition on its sharding column", ErrNoShardKey)}
+				Err: fmt.Errorf("%w: an UPDATE, DELETE or INSERT … SELECT of a sharded table needs a condition on its sharding column", ErrNoShardKey)}
 		}
 		if r.rules.RefuseBroadcastReads {
 			return nil, &RouteError{Table: lead.name, Column: lead.shardingColumns(), SQL: sql,

@@ -705,7 +705,7 @@ func TestRouteErrorMessage(t *testing.T) {
 	assert.Equal(t, "user_id, order_id", re.Column)
 	assert.Equal(t, sql, re.SQL)
 	assert.True(t, errors.Is(err, ErrNoShardKey))
-	assert.Equal(t, `rwshard: shard: no shard key: an UPDATE or DELETE of a sharded table needs a condition on its sharding column `+
+	assert.Equal(t, `rwshard: shard: no shard key: an UPDATE, DELETE or INSERT … SELECT of a sharded table needs a condition on its sharding column `+
 		`(table t_order, column user_id, order_id) in "DELETE FROM t_order WHERE status = '?' AND created < NOW() - INTERVAL 30 DAY AND…"`,
 		err.Error())
 
@@ -857,6 +857,8 @@ func FuzzRoute(f *testing.F) {
 		"SELECT 1",
 		"SELECT * FROM t_user WHERE id = ?",
 		"REPLACE INTO t_order (user_id, order_id) VALUES (1, 2)",
+		"INSERT INTO t_order (order_id, user_id) SELECT i.order_id, i.user_id FROM t_order_item i WHERE i.user_id = ? AND i.order_id = ?",
+		"INSERT INTO t_order (order_id, user_id, note) SELECT order_id, user_id, d.v FROM t_order JOIN t_dict d ON d.k = 1 WHERE user_id IN (1, 2) ON DUPLICATE KEY UPDATE note = 'x'",
 	} {
 		f.Add(s)
 	}

@@ -182,6 +182,27 @@ func TestLabShardedSession(t *testing.T) {
 		assert.Equal(t, []string{"ds_1-primary"}, p.Units[0].Plan.Targets)
 	})
 
+	t.Run("INSERT … SELECT runs on the rows' own data node", func(t *testing.T) {
+		c := conn()
+		require.NoError(t, insert(c, 71, 3))
+		res, err := c.ExecContext(ctx, "INSERT INTO t_order (order_id, user_id, amount, status) "+
+			"SELECT order_id, user_id, amount, status FROM t_order WHERE user_id = 3 AND order_id = 71 "+
+			"ON DUPLICATE KEY UPDATE status = 'copied'")
+		require.NoError(t, err)
+		n, _ := res.RowsAffected()
+		assert.Equal(t, int64(2), n, "the row updated in place (2: ON DUPLICATE KEY UPDATE changed it)")
+		for _, g := range l.Groups {
+			var status string
+			err := labtest.Direct(t, g.Primary(), "").QueryRowContext(ctx, "SELECT status FROM t_order_1 WHERE order_id = 71").Scan(&status)
+			if g.Name == "ds_1" {
+				require.NoError(t, err, "user_id 3 → ds_1, order_id 71 → t_order_1")
+				assert.Equal(t, "copied", status)
+			} else {
+				assert.ErrorIs(t, err, sql.ErrNoRows, "%s has no copy", g.Name)
+			}
+		}
+	})
+
 	t.Run("extra arguments are refused", func(t *testing.T) {
 		_, err := db.QueryContext(ctx, "SELECT * FROM t_order WHERE user_id = 100", 5)
 		require.Error(t, err)
