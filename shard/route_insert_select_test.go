@@ -32,7 +32,7 @@ func TestRouteInsertSelect(t *testing.T) {
 		},
 		{
 			name: "a broadcast table joined in", write: true, reason: ReasonSingleShard,
-			sql: "INSERT INTO t_order (order_id, user_id, status) SELECT o.order_id, o.user_id, d.v FROM t_order o JOIN t_dict d ON d.k = o.status WHERE o.user_id = 1 AND o.order_id = 1",
+			sql:   "INSERT INTO t_order (order_id, user_id, status) SELECT o.order_id, o.user_id, d.v FROM t_order o JOIN t_dict d ON d.k = o.status WHERE o.user_id = 1 AND o.order_id = 1",
 			units: []unitWant{{"ds_1", "insert into t_order_1(order_id, user_id, `status`) select o.order_id, o.user_id, d.v from t_order_1 as o join t_dict as d on d.k = o.`status` where o.user_id = 1 and o.order_id = 1", nil}},
 		},
 		{
@@ -57,11 +57,11 @@ func TestRouteInsertSelect(t *testing.T) {
 		},
 		{
 			name: "from a table not bound", err: ErrCrossShardJoin,
-			sql:  "INSERT INTO t_order (order_id, user_id) SELECT user_id, user_id FROM t_account WHERE user_id = 1",
+			sql: "INSERT INTO t_order (order_id, user_id) SELECT user_id, user_id FROM t_account WHERE user_id = 1",
 		},
 		{
 			name: "no sharding condition", err: ErrNoShardKey,
-			sql:  "INSERT INTO t_order (order_id, user_id) SELECT order_id, user_id FROM t_order WHERE status = 'x'",
+			sql: "INSERT INTO t_order (order_id, user_id) SELECT order_id, user_id FROM t_order WHERE status = 'x'",
 		},
 		{
 			name: "LIMIT over several nodes", err: ErrUnsupported,
