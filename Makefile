@@ -4,9 +4,9 @@ GO ?= go
 # Every module of the repository: the driver first, then the modules built
 # on it (sharding, metrics, the CLI, examples, benchmarks, and the tests
 # that need third-party libraries).
-MODULES := . shard metrics otel cmd/rwshard examples bench tests
+MODULES := . shard metrics otel cmd/rwshard examples bench bench/tpcc tests
 
-.PHONY: test demo mariadb check bench fuzz
+.PHONY: test demo mariadb check bench bench-tpcc fuzz
 
 # Everything CI runs: formatting, vet, and every test with the race detector,
 # integration tests included (RWSHARD_LAB=require: a lab that cannot start
@@ -40,5 +40,8 @@ check:
 # go-sql-driver/mysql direct and rwshard side by side. Writes bench.txt
 # (raw) and bench-summary.txt. COUNT, BENCHTIME (1s) and BENCH (regexp)
 # can be set: make bench COUNT=10 BENCH=PointSelect
+bench-tpcc: mariadb
+	cd bench/tpcc && RWSHARD_LAB=require $(GO) test -tags tpcc -run 'TestTPCC|TestReadHeavy' -v -timeout 60m .
+
 bench: mariadb
 	GO=$(GO) COUNT=$(or $(COUNT),6) BENCHTIME=$(or $(BENCHTIME),1s) BENCH='$(or $(BENCH),.)' ./scripts/bench

@@ -1,0 +1,274 @@
+package tpcc_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rwshard/rwshard/internal/lab"
+)
+
+// cpuTime is this process's user+system CPU time: the client's cost,
+// which wall time (dominated by three servers on the same two cores)
+// hides. Divided by the transactions of a run it is the client CPU per
+// transaction: go-tpc's own work, database/sql, the driver, and for
+// rwshard its routing and health probes.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// loadAvg is the first three fields of /proc/loadavg, to show how busy
+// the shared machine was.
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+// captureStdout runs f with os.Stdout sent to a pipe and returns what f
+// printed. go-tpc reports with fmt.Printf; the testing package keeps its
+// own reference to the real stdout, so test output is unaffected. Nothing
+// else may print while f runs (it would land in the capture).
+func captureStdout(f func()) string {
+	var b strings.Builder
+	for _, l := range captureLines(f) {
+		b.WriteString(l.text)
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// stampedLine is a line f printed and when it arrived.
+type stampedLine struct {
+	at   time.Time
+	text string
+}
+
+// captureLines is captureStdout line by line, each line stamped with the
+// time it was printed (go-tpc's check announces each condition before
+// running it: the stamps time the conditions).
+func captureLines(f func()) []stampedLine {
+	r, w, err := os.Pipe()
+	if err != nil {
+		f()
+		return nil
+	}
+	out := make(chan []stampedLine)
+	go func() {
+		var lines []stampedLine
+		sc := bufio.NewScanner(r)
+		sc.Buffer(make([]byte, 64<<10), 16<<20)
+		for sc.Scan() {
+			lines = append(lines, stampedLine{time.Now(), sc.Text()})
+		}
+		_, _ = io.Copy(io.Discard, r)
+		r.Close()
+		out <- lines
+	}()
+	saved := os.Stdout
+	os.Stdout = w
+	func() {
+		defer func() { os.Stdout = saved }()
+		f()
+	}()
+	w.Close()
+	return <-out
+}
+
+// opStats is one transaction type of a go-tpc summary line:
+//
+//	[Summary] NEW_ORDER - Takes(s): 30.0, Count: 1234, TPM: 2468.0, Sum(ms): …, Avg(ms): 9.1, 50th(ms): 8.4, 90th(ms): …, 95th(ms): …, 99th(ms): 25.2, 99.9th(ms): …, Max(ms): …
+type opStats struct {
+	Takes    float64 // seconds from the type's first transaction to the report
+	Count    int64
+	TPM      float64
+	Avg      float64 // milliseconds, as are the percentiles
+	P50, P99 float64
+}
+
+// goTPCSummary is what tpcc.Workloader.OutputStats(true) prints: a line
+// per transaction type that ran ("NEW_ORDER", "PAYMENT", …, and
+// "NEW_ORDER_ERR" etc. for failed ones), then "tpmC: …".
+type goTPCSummary struct {
+	Ops  map[string]opStats
+	TpmC float64 // go-tpc's: NEW_ORDER count over its Takes
+}
+
+// parseSummary reads go-tpc's summary. go-tpc picks each transaction's
+// type inside Workloader.Run and keeps its histograms unexported; this
+// printed summary is its only per-type output apart from global
+// Prometheus gauges that keep stale values for types absent from a run.
+func parseSummary(s string) (goTPCSummary, error) {
+	sum := goTPCSummary{Ops: map[string]opStats{}}
+	sc := bufio.NewScanner(strings.NewReader(s))
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if rest, ok := strings.CutPrefix(line, "tpmC:"); ok {
+			v, _, _ := strings.Cut(rest, ",")
+			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if err != nil {
+				return sum, fmt.Errorf("tpmC line %q: %w", line, err)
+			}
+			sum.TpmC = f
+			continue
+		}
+		rest, ok := strings.CutPrefix(line, "[Summary] ")
+		if !ok {
+			continue
+		}
+		op, fields, ok := strings.Cut(rest, " - ")
+		if !ok {
+			return sum, fmt.Errorf("summary line %q: no ' - '", line)
+		}
+		var st opStats
+		seen := 0
+		for _, kv := range strings.Split(fields, ", ") {
+			k, v, ok := strings.Cut(kv, ": ")
+			if !ok {
+				return sum, fmt.Errorf("summary line %q: field %q", line, kv)
+			}
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				return sum, fmt.Errorf("summary line %q: field %q: %w", line, kv, err)
+			}
+			switch k {
+			case "Takes(s)":
+				st.Takes = f
+			case "Count":
+				st.Count = int64(f)
+			case "TPM":
+				st.TPM = f
+			case "Avg(ms)":
+				st.Avg = f
+			case "50th(ms)":
+				st.P50 = f
+			case "99th(ms)":
+				st.P99 = f
+			default:
+				continue
+			}
+			seen++
+		}
+		if seen != 6 {
+			return sum, fmt.Errorf("summary line %q: %d of the 6 fields used", line, seen)
+		}
+		sum.Ops[strings.TrimSpace(op)] = st
+	}
+	return sum, sc.Err()
+}
+
+// median of xs (0 for none).
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// quantile of sorted durations (nearest rank).
+func quantile(sorted []time.Duration, q float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(q*float64(len(sorted))+0.5) - 1
+	return sorted[min(max(i, 0), len(sorted)-1)]
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// status reads global status counters of n through the lab's root
+// connection. The SHOW itself bumps only Com_show_status and Questions.
+func status(t testing.TB, n *lab.Node, names []string) map[string]int64 {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	rows, err := n.Admin().QueryContext(ctx, "SHOW GLOBAL STATUS WHERE Variable_name IN ('"+strings.Join(names, "','")+"')")
+	if err != nil {
+		t.Fatalf("%s: SHOW GLOBAL STATUS: %v", n.Name, err)
+	}
+	defer rows.Close()
+	m := map[string]int64{}
+	for rows.Next() {
+		var k string
+		var v int64
+		if err := rows.Scan(&k, &v); err != nil {
+			t.Fatalf("%s: %v", n.Name, err)
+		}
+		m[k] = v
+	}
+	if err := rows.Err(); err != nil || len(m) != len(names) {
+		t.Fatalf("%s: status %v of %v: %v", n.Name, m, names, err)
+	}
+	return m
+}
+
+// counterDelta is after - before, per counter.
+func counterDelta(before, after map[string]int64) map[string]int64 {
+	d := map[string]int64{}
+	for k, v := range after {
+		d[k] = v - before[k]
+	}
+	return d
+}
+
+// addCounters adds d into acc.
+func addCounters(acc, d map[string]int64) {
+	for k, v := range d {
+		acc[k] += v
+	}
+}
+
+// sumOf adds the named counters of m.
+func sumOf(m map[string]int64, names []string) int64 {
+	var s int64
+	for _, k := range names {
+		s += m[k]
+	}
+	return s
+}
+
+// formatCounters prints the non-zero counters of m in names' order.
+func formatCounters(m map[string]int64, names []string) string {
+	var b strings.Builder
+	for _, k := range names {
+		if m[k] != 0 {
+			fmt.Fprintf(&b, " %s=%d", k, m[k])
+		}
+	}
+	if b.Len() == 0 {
+		return " all 0"
+	}
+	return b.String()
+}
+
+// count is the number of transactions in a go-tpc summary, failed ones
+// (<TYPE>_ERR) included.
+func (s goTPCSummary) count() int64 {
+	var n int64
+	for _, st := range s.Ops {
+		n += st.Count
+	}
+	return n
+}

@@ -1,0 +1,82 @@
+package tpcc_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pingcap/go-tpc/pkg/measurement"
+)
+
+// The summary parser on lines made by go-tpc's own formatter
+// (measurement.Histogram.Summary, printed as tpcc's outputRtMeasurement
+// prints it), and on malformed input. Needs no lab.
+func TestParseSummary(t *testing.T) {
+	h := measurement.NewHistogram(time.Millisecond, measurement.DefaultMaxLatency, 1)
+	for i := 1; i <= 100; i++ {
+		h.Measure(time.Duration(i) * time.Millisecond)
+	}
+	e := measurement.NewHistogram(time.Millisecond, measurement.DefaultMaxLatency, 1)
+	e.Measure(3 * time.Millisecond)
+	var b strings.Builder
+	fmt.Fprintf(&b, "[Summary] %-6s - %s\n", "NEW_ORDER", h.Summary())
+	fmt.Fprintf(&b, "[Summary] %-6s - %s\n", "NEW_ORDER_ERR", e.Summary())
+	fmt.Fprintf(&b, "[Summary] %-6s - %s\n", "PAYMENT", e.Summary())
+	b.WriteString("tpmC: 1234.5, efficiency: 4800.0%\n")
+
+	s, err := parseSummary(b.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.TpmC != 1234.5 {
+		t.Errorf("tpmC %v, want 1234.5", s.TpmC)
+	}
+	no := s.Ops["NEW_ORDER"]
+	if no.Count != 100 {
+		t.Errorf("NEW_ORDER count %d, want 100", no.Count)
+	}
+	// 1 significant figure: the histogram's buckets are about 6% wide.
+	if no.P50 < 45 || no.P50 > 55 || no.P99 < 93 || no.P99 > 105 {
+		t.Errorf("NEW_ORDER p50 %v, p99 %v: want about 50 and 99", no.P50, no.P99)
+	}
+	if s.Ops["NEW_ORDER_ERR"].Count != 1 || s.Ops["PAYMENT"].Count != 1 || len(s.Ops) != 3 {
+		t.Errorf("ops %v", s.Ops)
+	}
+	if got := s.count(); got != 102 {
+		t.Errorf("count %d, want 102", got)
+	}
+
+	for _, bad := range []string{
+		"[Summary] NEW_ORDER Takes(s): 1.0",
+		"[Summary] NEW_ORDER - Takes(s): 1.0, Count: x",
+		"[Summary] NEW_ORDER - Takes(s): 1.0, Count: 3",
+		"tpmC: many",
+	} {
+		if _, err := parseSummary(bad); err == nil {
+			t.Errorf("parseSummary(%q): no error", bad)
+		}
+	}
+	// Lines that are not the summary (go-tpc's other output) are ignored.
+	if s, err := parseSummary("creating table stock\n[Current] PAYMENT - Takes(s): 1.0\n"); err != nil || len(s.Ops) != 0 {
+		t.Errorf("other lines: %v, %v", s.Ops, err)
+	}
+}
+
+func TestMedianQuantile(t *testing.T) {
+	for _, c := range []struct {
+		in   []float64
+		want float64
+	}{{nil, 0}, {[]float64{3}, 3}, {[]float64{3, 1, 2}, 2}, {[]float64{4, 1, 3, 2}, 2.5}} {
+		if got := median(c.in); got != c.want {
+			t.Errorf("median(%v) = %v, want %v", c.in, got, c.want)
+		}
+	}
+	var d []time.Duration
+	for i := 1; i <= 100; i++ {
+		d = append(d, time.Duration(i))
+	}
+	if quantile(d, 0.5) != 50 || quantile(d, 0.99) != 99 || quantile(d, 1) != 100 || quantile(nil, 0.5) != 0 {
+		t.Errorf("quantile: %v %v %v", quantile(d, 0.5), quantile(d, 0.99), quantile(d, 1))
+	}
+}
