@@ -2,7 +2,6 @@ package bench_test
 
 import (
 	"context"
-	"database/sql"
 	"testing"
 )
 
@@ -71,5 +70,4 @@ func BenchmarkCausalWaitPacket(b *testing.B) {
 			i++
 		}
 	})
-	_ = sql.ErrNoRows
 }
