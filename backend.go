@@ -12,7 +12,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 )
 
-// Backend connections: what each node's inner *sql.DB pool holds when
+// Backend connections: what each node's pool (connPool) holds when
 // rwshard opened the node itself. A backendConn is go-sql-driver's
 // connection plus a bounded cache of prepared statements, so that a
 // parameterized statement costs one round trip after its first execution
@@ -66,7 +66,7 @@ func (nc *nodeConnector) Connect(ctx context.Context) (driver.Conn, error) {
 func (nc *nodeConnector) Driver() driver.Driver { return nc.inner.Driver() }
 
 // backendConn wraps one go-sql-driver connection. Only one goroutine uses
-// it at a time (database/sql hands it out exclusively), so the cache needs
+// it at a time (the pool hands it out exclusively), so the cache needs
 // no lock.
 type backendConn struct {
 	driver.Conn

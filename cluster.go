@@ -21,9 +21,9 @@ type dbHandle = *sql.DB
 type node struct {
 	name    string
 	index   int // in Config.Nodes
-	db      *sql.DB
-	owned   bool // opened by rwshard, closed by Connector.Close
-	maxOpen int  // its pool's connection limit when rwshard opened it; 0: none
+	db      *sql.DB   // a handle given to OpenDB; nil when rwshard opened the node
+	conns   *connPool // rwshard's own pool of the node, when it opened it
+	maxOpen int       // its pool's connection limit when rwshard opened it; 0: none
 	// probeDB: the health probes' own connection to the node, allowing
 	// multi-statement queries (see cluster.probe); nil over handles the
 	// caller opened (OpenDB).
@@ -215,7 +215,25 @@ func (n *node) bounded() bool {
 	if n.maxOpen > 0 {
 		return true
 	}
-	return !n.owned && n.db.Stats().MaxOpenConnections > 0 // a handle given to OpenDB
+	return n.db != nil && n.db.Stats().MaxOpenConnections > 0 // a handle given to OpenDB
+}
+
+// poolStats reports the node's backend pool.
+func (n *node) poolStats() sql.DBStats {
+	if n.conns != nil {
+		return n.conns.stats()
+	}
+	return n.db.Stats()
+}
+
+// statementDB is a database/sql handle on the node for rwshard's own
+// statements outside any session (the heartbeat write): the caller's
+// handle, or the probes' pool.
+func (n *node) statementDB() *sql.DB {
+	if n.db != nil {
+		return n.db
+	}
+	return n.probeDB
 }
 
 // track records a backend connection checked out of n's pool, or back.

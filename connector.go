@@ -176,11 +176,10 @@ func newCluster(cfg *Config) (*cluster, error) {
 		n := &node{name: nc.Name, index: i}
 		if len(cfg.dbs) > 0 {
 			n.db = cfg.dbs[i]
-		} else if n.db, n.probeDB, err = openNode(cfg, nc, &n.stmts); err != nil {
+		} else if n.conns, n.probeDB, err = openNode(cfg, nc, &n.stmts); err != nil {
 			closeNodes(cl.nodes)
 			return nil, err
 		} else {
-			n.owned = true
 			n.maxOpen = pick(nc.MaxOpenConns, cfg.MaxOpenConns)
 		}
 		cl.nodes = append(cl.nodes, n)
@@ -233,7 +232,7 @@ func (cl *cluster) close() error {
 // openNode opens the backend pool of one node, and the health probes' own
 // pool of one connection that allows multi-statement queries. Both connect
 // lazily.
-func openNode(cfg *Config, nc Node, stats *stmtStats) (db, probeDB *sql.DB, err error) {
+func openNode(cfg *Config, nc Node, stats *stmtStats) (conns *connPool, probeDB *sql.DB, err error) {
 	mc := cfg.Backend.Clone()
 	mc.Net, mc.Addr = nc.Net, nc.Addr
 	// rwshard handles read-only rejections itself (see Config.Backend).
@@ -261,17 +260,14 @@ func openNode(cfg *Config, nc Node, stats *stmtStats) (db, probeDB *sql.DB, err 
 		return nil, nil, &ConfigError{Key: "dsn", Value: nc.Name, Err: err}
 	}
 	lifetime := pick(nc.ConnMaxLifetime, cfg.ConnMaxLifetime)
-	db = sql.OpenDB(&nodeConnector{inner: inner, timeout: cfg.ConnectTimeout, cacheSize: cfg.StmtCacheSize, stats: stats})
-	db.SetMaxOpenConns(pick(nc.MaxOpenConns, cfg.MaxOpenConns))
-	db.SetMaxIdleConns(pick(nc.MaxIdleConns, cfg.MaxIdleConns))
-	db.SetConnMaxLifetime(lifetime)
-	db.SetConnMaxIdleTime(cfg.ConnMaxIdleTime)
+	conns = newConnPool(&nodeConnector{inner: inner, timeout: cfg.ConnectTimeout, cacheSize: cfg.StmtCacheSize, stats: stats},
+		pick(nc.MaxOpenConns, cfg.MaxOpenConns), pick(nc.MaxIdleConns, cfg.MaxIdleConns), lifetime, cfg.ConnMaxIdleTime)
 	// One probe at a time per node (health runs one loop per node).
 	probeDB = sql.OpenDB(&nodeConnector{inner: probeInner, timeout: cfg.ConnectTimeout})
 	probeDB.SetMaxOpenConns(1)
 	probeDB.SetMaxIdleConns(1)
 	probeDB.SetConnMaxLifetime(lifetime)
-	return db, probeDB, nil
+	return conns, probeDB, nil
 }
 
 // pick returns the override if set, else the default.
@@ -286,8 +282,8 @@ func pick[T comparable](override, def T) T {
 func closeNodes(nodes []*node) error {
 	var errs []error
 	for _, n := range nodes {
-		if n.owned {
-			errs = append(errs, n.db.Close())
+		if n.conns != nil {
+			errs = append(errs, n.conns.close())
 		}
 		if n.probeDB != nil {
 			errs = append(errs, n.probeDB.Close())

@@ -11,14 +11,15 @@ import (
 )
 
 // Statements run at the driver level on a backend connection taken from a
-// node's inner *sql.DB: arguments and results travel unconverted, so types,
+// node's pool (connPool, or a handle given to OpenDB): arguments and results travel unconverted, so types,
 // NULLs, errors and column metadata are exactly go-sql-driver's.
 
 // backend is one backend connection checked out of a node's pool. While
 // checked out nobody else uses it; dc is valid until release.
 type backend struct {
 	node *node
-	sc   *sql.Conn
+	pc   *poolConn // from the node's own pool (connPool), or
+	sc   *sql.Conn // from a handle given to OpenDB, with dc got through Raw
 	dc   driver.Conn
 	grab func(any) error // b.setConn, bound once (no allocation per use)
 	// rows is the result set of a read dispatched to this connection and
@@ -41,14 +42,16 @@ func (b *backend) setConn(dc any) error {
 
 // acquire checks a connection out of the node's pool.
 func (n *node) acquire(ctx context.Context) (*backend, error) {
-	sc, err := n.db.Conn(ctx)
-	if err != nil {
-		return nil, err
-	}
 	b := backendPool.Get().(*backend)
-	b.node, b.sc = n, sc
-	if err := sc.Raw(b.grab); err != nil {
-		sc.Close()
+	b.node = n
+	if n.conns != nil {
+		pc, err := n.conns.get(ctx)
+		if err != nil {
+			b.put()
+			return nil, err
+		}
+		b.pc, b.dc = pc, pc.dc
+	} else if err := n.handleConn(ctx, b); err != nil {
 		b.put()
 		return nil, err
 	}
@@ -59,8 +62,9 @@ func (n *node) acquire(ctx context.Context) (*backend, error) {
 	return b, nil
 }
 
-// markBad makes database/sql discard the connection instead of pooling it:
-// it broke, or it carries session state nobody else may inherit.
+// markBad makes database/sql discard a handle's connection instead of
+// pooling it: it broke, or it carries session state nobody else may
+// inherit.
 var markBad = func(any) error { return driver.ErrBadConn }
 
 // release returns the connection to its pool, or discards it if discard.
@@ -71,16 +75,38 @@ func (b *backend) release(discard bool) {
 			discard = true
 		}
 	}
-	if discard {
-		_ = b.sc.Raw(markBad)
+	if b.pc != nil {
+		b.node.conns.put(b.pc, discard)
+	} else {
+		if discard {
+			_ = b.sc.Raw(markBad)
+		}
+		_ = b.sc.Close()
 	}
-	_ = b.sc.Close()
 	b.node.inFlight.Add(-1)
 	b.put()
 }
 
+// handleConn checks a connection out of a handle given to OpenDB. The
+// driver connection is used after Raw returns, while b holds the
+// *sql.Conn: the one place rwshard steps outside Raw's contract, over
+// pools the caller built (go-sqlmock's, typically); rwshard's own pools
+// (connPool) need no Raw.
+func (n *node) handleConn(ctx context.Context, b *backend) error {
+	sc, err := n.db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	b.sc = sc
+	if err := sc.Raw(b.grab); err != nil {
+		sc.Close()
+		return err
+	}
+	return nil
+}
+
 func (b *backend) put() {
-	b.node, b.sc, b.dc = nil, nil, nil
+	b.node, b.pc, b.sc, b.dc = nil, nil, nil, nil
 	b.rows = rows{}
 	backendPool.Put(b)
 }

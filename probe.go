@@ -246,13 +246,14 @@ func (cl *cluster) beat(ctx context.Context) error {
 	p := cl.primary()
 	write := "REPLACE INTO " + cl.cfg.HeartbeatTable +
 		" (ts, server_id) VALUES (DATE_FORMAT(UTC_TIMESTAMP(6), '%Y-%m-%dT%H:%i:%s.%f'), @@server_id)"
-	_, err := p.db.ExecContext(ctx, write)
+	db := p.statementDB()
+	_, err := db.ExecContext(ctx, write)
 	if isMissingTable(err) {
-		if _, err = p.db.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS "+cl.cfg.HeartbeatTable+
+		if _, err = db.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS "+cl.cfg.HeartbeatTable+
 			" (ts VARCHAR(26) NOT NULL, server_id INT UNSIGNED NOT NULL PRIMARY KEY,"+
 			" file VARCHAR(255) DEFAULT NULL, position BIGINT UNSIGNED DEFAULT NULL,"+
 			" relay_master_log_file VARCHAR(255) DEFAULT NULL, exec_master_log_pos BIGINT UNSIGNED DEFAULT NULL)"); err == nil {
-			_, err = p.db.ExecContext(ctx, write)
+			_, err = db.ExecContext(ctx, write)
 		}
 	}
 	return err

@@ -109,7 +109,7 @@ func (cl *cluster) addStats(s *Stats) {
 			ReadLatency: n.meters.reads.snapshot(), WriteLatency: n.meters.writes.snapshot(),
 			ServerErrors: n.meters.serverErrors(),
 			Waits:        n.meters.waits.Load(), WaitTimeouts: n.meters.waitTimeouts.Load(),
-			WaitTime: time.Duration(n.meters.waitNanos.Load()), Pool: n.db.Stats(),
+			WaitTime: time.Duration(n.meters.waitNanos.Load()), Pool: n.poolStats(),
 		})
 	}
 	for k, v := range cl.mon.EventCounts() {

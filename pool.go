@@ -1,0 +1,331 @@
+package rwshard
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"sync"
+	"time"
+)
+
+// connPool is a node's pool of backend connections when rwshard opened
+// the node itself (a DSN or a Config; OpenDB over the caller's handles
+// uses those). rwshard checks a connection out for one statement, or for
+// a transaction or a pinned session, and uses the driver connection
+// directly while it holds it: through database/sql that would mean using
+// it outside Conn.Raw, which database/sql forbids. The pool keeps
+// database/sql's contract with the driver: a connection that was used
+// before is reset (driver.SessionResetter: go-sql-driver's liveness
+// check) when checked out again, one that is no longer valid
+// (driver.Validator) or reported driver.ErrBadConn is closed, and limits,
+// lifetimes and DBStats mean what they mean in database/sql.
+//
+// Idle connections are reused newest first. A checkout costs one lock and
+// no allocation; waiting for a connection at the cap is first come, first
+// served.
+type connPool struct {
+	connector   driver.Connector
+	maxOpen     int // 0: no limit
+	maxIdle     int
+	maxLifetime time.Duration // 0: forever
+	maxIdleTime time.Duration // 0: forever
+
+	mu      sync.Mutex
+	idle    []*poolConn // most recently returned last
+	open    int         // connections open or being opened
+	waiters []chan poolGrant
+	closed  bool
+	cleaner bool // the cleaner goroutine runs
+	done    chan struct{}
+
+	waitCount, idleClosed, idleTimeClosed, lifetimeClosed int64
+	waitDuration                                          time.Duration
+}
+
+// poolConn is one backend connection of a connPool.
+type poolConn struct {
+	dc       driver.Conn
+	created  time.Time
+	returned time.Time
+	used     bool // checked out before: reset it before its next use
+}
+
+// poolGrant is what a waiter receives: a connection, a reserved slot to
+// open one in (both nil), or the pool's end.
+type poolGrant struct {
+	pc  *poolConn
+	err error
+}
+
+var errPoolClosed = errors.New("rwshard: connector closed")
+
+func newConnPool(c driver.Connector, maxOpen, maxIdle int, lifetime, idleTime time.Duration) *connPool {
+	if maxOpen > 0 && maxIdle > maxOpen {
+		maxIdle = maxOpen
+	}
+	return &connPool{connector: c, maxOpen: maxOpen, maxIdle: max(maxIdle, 0),
+		maxLifetime: lifetime, maxIdleTime: idleTime, done: make(chan struct{})}
+}
+
+// get checks a connection out: an idle one (reset first), a new one, or,
+// at the cap, the next one returned.
+func (p *connPool) get(ctx context.Context) (*poolConn, error) {
+	for {
+		p.mu.Lock()
+		if p.closed {
+			p.mu.Unlock()
+			return nil, errPoolClosed
+		}
+		if n := len(p.idle); n > 0 {
+			pc := p.idle[n-1]
+			p.idle[n-1] = nil
+			p.idle = p.idle[:n-1]
+			p.mu.Unlock()
+			if p.expired(pc, time.Now()) {
+				p.mu.Lock()
+				p.lifetimeClosed++
+				p.mu.Unlock()
+				p.discard(pc)
+				continue
+			}
+			if err := p.reset(ctx, pc); err != nil {
+				if errors.Is(err, driver.ErrBadConn) {
+					continue // closed by the server while idle: try the next
+				}
+				return nil, err
+			}
+			return pc, nil
+		}
+		if p.maxOpen <= 0 || p.open < p.maxOpen {
+			p.open++
+			p.mu.Unlock()
+			return p.connect(ctx)
+		}
+		pc, err := p.wait(ctx)
+		if err != nil || pc == nil {
+			if err != nil {
+				return nil, err
+			}
+			return p.connect(ctx) // a slot was reserved for us
+		}
+		if err := p.reset(ctx, pc); err != nil {
+			if errors.Is(err, driver.ErrBadConn) {
+				continue
+			}
+			return nil, err
+		}
+		return pc, nil
+	}
+}
+
+// wait queues for a connection; p.mu is held on entry and released.
+func (p *connPool) wait(ctx context.Context) (*poolConn, error) {
+	ch := make(chan poolGrant, 1)
+	p.waiters = append(p.waiters, ch)
+	p.waitCount++
+	p.mu.Unlock()
+	start := time.Now()
+	defer func() {
+		d := time.Since(start)
+		p.mu.Lock()
+		p.waitDuration += d
+		p.mu.Unlock()
+	}()
+	select {
+	case g := <-ch:
+		return g.pc, g.err
+	case <-ctx.Done():
+		p.mu.Lock()
+		for i, w := range p.waiters {
+			if w == ch {
+				p.waiters = append(p.waiters[:i], p.waiters[i+1:]...)
+				p.mu.Unlock()
+				return nil, ctx.Err()
+			}
+		}
+		p.mu.Unlock()
+		// Granted meanwhile: pass it on.
+		if g := <-ch; g.err == nil {
+			if g.pc != nil {
+				p.put(g.pc, false)
+			} else {
+				p.released()
+			}
+		}
+		return nil, ctx.Err()
+	}
+}
+
+// connect opens a connection in a slot already counted in p.open.
+func (p *connPool) connect(ctx context.Context) (*poolConn, error) {
+	dc, err := p.connector.Connect(ctx)
+	if err != nil {
+		p.released()
+		return nil, err
+	}
+	return &poolConn{dc: dc, created: time.Now()}, nil
+}
+
+// reset prepares a connection used before for its next user; a broken
+// one is closed.
+func (p *connPool) reset(ctx context.Context, pc *poolConn) error {
+	if !pc.used {
+		return nil
+	}
+	if r, ok := pc.dc.(driver.SessionResetter); ok {
+		if err := r.ResetSession(ctx); err != nil {
+			p.discard(pc)
+			return err
+		}
+	}
+	return nil
+}
+
+func (p *connPool) expired(pc *poolConn, now time.Time) bool {
+	return p.maxLifetime > 0 && now.Sub(pc.created) >= p.maxLifetime
+}
+
+// put returns a checked-out connection; discard closes it instead.
+func (p *connPool) put(pc *poolConn, discard bool) {
+	if !discard {
+		if v, ok := pc.dc.(driver.Validator); ok && !v.IsValid() {
+			discard = true
+		}
+	}
+	now := time.Now()
+	if !discard && p.expired(pc, now) {
+		p.mu.Lock()
+		p.lifetimeClosed++
+		p.mu.Unlock()
+		discard = true
+	}
+	if discard {
+		p.discard(pc)
+		return
+	}
+	pc.used, pc.returned = true, now
+	p.mu.Lock()
+	if len(p.waiters) > 0 {
+		w := p.waiters[0]
+		p.waiters = p.waiters[1:]
+		p.mu.Unlock()
+		w <- poolGrant{pc: pc}
+		return
+	}
+	if p.closed || len(p.idle) >= p.maxIdle {
+		if !p.closed {
+			p.idleClosed++
+		}
+		p.mu.Unlock()
+		p.discard(pc)
+		return
+	}
+	p.idle = append(p.idle, pc)
+	if !p.cleaner && (p.maxLifetime > 0 || p.maxIdleTime > 0) {
+		p.cleaner = true
+		go p.clean()
+	}
+	p.mu.Unlock()
+}
+
+// discard closes a connection and frees its slot.
+func (p *connPool) discard(pc *poolConn) {
+	_ = pc.dc.Close()
+	p.released()
+}
+
+// released frees one slot of p.open: the first waiter may open a
+// connection in it.
+func (p *connPool) released() {
+	p.mu.Lock()
+	if len(p.waiters) > 0 && !p.closed {
+		w := p.waiters[0]
+		p.waiters = p.waiters[1:]
+		p.mu.Unlock()
+		w <- poolGrant{}
+		return
+	}
+	p.open--
+	p.mu.Unlock()
+}
+
+// clean closes idle connections past their lifetime or idle time, as
+// database/sql's connection cleaner does, at most once a second.
+func (p *connPool) clean() {
+	d := p.maxLifetime
+	if p.maxIdleTime > 0 && (d == 0 || p.maxIdleTime < d) {
+		d = p.maxIdleTime
+	}
+	t := time.NewTicker(max(d/2, time.Second))
+	defer t.Stop()
+	for {
+		select {
+		case <-p.done:
+			return
+		case now := <-t.C:
+			var old []*poolConn
+			p.mu.Lock()
+			kept := p.idle[:0]
+			for _, pc := range p.idle {
+				switch {
+				case p.expired(pc, now):
+					p.lifetimeClosed++
+					old = append(old, pc)
+				case p.maxIdleTime > 0 && now.Sub(pc.returned) >= p.maxIdleTime:
+					p.idleTimeClosed++
+					old = append(old, pc)
+				default:
+					kept = append(kept, pc)
+				}
+			}
+			clear(p.idle[len(kept):])
+			p.idle = kept
+			p.mu.Unlock()
+			for _, pc := range old {
+				p.discard(pc)
+			}
+		}
+	}
+}
+
+// close closes the idle connections and ends the waits; connections
+// checked out are closed when returned.
+func (p *connPool) close() error {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil
+	}
+	p.closed = true
+	close(p.done)
+	idle, waiters := p.idle, p.waiters
+	p.idle, p.waiters = nil, nil
+	p.open -= len(idle)
+	p.mu.Unlock()
+	for _, w := range waiters {
+		w <- poolGrant{err: errPoolClosed}
+	}
+	var errs []error
+	for _, pc := range idle {
+		errs = append(errs, pc.dc.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// stats reports the pool as database/sql reports its own.
+func (p *connPool) stats() sql.DBStats {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return sql.DBStats{
+		MaxOpenConnections: p.maxOpen,
+		OpenConnections:    p.open,
+		InUse:              p.open - len(p.idle),
+		Idle:               len(p.idle),
+		WaitCount:          p.waitCount,
+		WaitDuration:       p.waitDuration,
+		MaxIdleClosed:      p.idleClosed,
+		MaxIdleTimeClosed:  p.idleTimeClosed,
+		MaxLifetimeClosed:  p.lifetimeClosed,
+	}
+}

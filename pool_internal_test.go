@@ -1,0 +1,306 @@
+package rwshard
+
+import (
+	"context"
+	"database/sql/driver"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// fakeConn is a driver connection that counts what the pool does to it.
+type fakeConn struct {
+	nopConn
+	id      int
+	resets  atomic.Int32
+	closed  atomic.Bool
+	invalid atomic.Bool
+	badNext atomic.Bool // the next ResetSession reports driver.ErrBadConn
+}
+
+func (c *fakeConn) Close() error { c.closed.Store(true); return nil }
+func (c *fakeConn) IsValid() bool {
+	return !c.invalid.Load()
+}
+func (c *fakeConn) ResetSession(context.Context) error {
+	c.resets.Add(1)
+	if c.badNext.Swap(false) {
+		return driver.ErrBadConn
+	}
+	return nil
+}
+
+type fakeConnector struct {
+	mu    sync.Mutex
+	conns []*fakeConn
+	err   error
+}
+
+func (f *fakeConnector) Connect(context.Context) (driver.Conn, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.err != nil {
+		return nil, f.err
+	}
+	c := &fakeConn{id: len(f.conns)}
+	f.conns = append(f.conns, c)
+	return c, nil
+}
+func (f *fakeConnector) Driver() driver.Driver { return nil }
+
+func (f *fakeConnector) opened() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.conns)
+}
+
+func mustGet(t *testing.T, p *connPool) *poolConn {
+	t.Helper()
+	pc, err := p.get(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pc
+}
+
+func TestConnPoolReusesNewestAndResets(t *testing.T) {
+	fc := &fakeConnector{}
+	p := newConnPool(fc, 0, 2, 0, 0)
+	defer p.close()
+	a, b := mustGet(t, p), mustGet(t, p)
+	if a.dc.(*fakeConn).resets.Load() != 0 {
+		t.Fatal("a new connection was reset")
+	}
+	p.put(a, false)
+	p.put(b, false)
+	c := mustGet(t, p)
+	if c != b {
+		t.Fatalf("got connection %d, want the newest idle one (%d)", c.dc.(*fakeConn).id, b.dc.(*fakeConn).id)
+	}
+	if n := b.dc.(*fakeConn).resets.Load(); n != 1 {
+		t.Fatalf("reused connection reset %d times, want 1", n)
+	}
+	if fc.opened() != 2 {
+		t.Fatalf("opened %d connections, want 2", fc.opened())
+	}
+	if s := p.stats(); s.OpenConnections != 2 || s.InUse != 1 || s.Idle != 1 {
+		t.Fatalf("stats %+v", s)
+	}
+}
+
+func TestConnPoolDiscardsBadConnections(t *testing.T) {
+	fc := &fakeConnector{}
+	p := newConnPool(fc, 0, 4, 0, 0)
+	defer p.close()
+	a, b, c := mustGet(t, p), mustGet(t, p), mustGet(t, p)
+	a.dc.(*fakeConn).badNext.Store(true) // closed by the server while idle
+	b.dc.(*fakeConn).invalid.Store(true) // broke while in use
+	p.put(a, false)
+	p.put(b, false)
+	p.put(c, true) // the caller saw driver.ErrBadConn
+	if !b.dc.(*fakeConn).closed.Load() || !c.dc.(*fakeConn).closed.Load() {
+		t.Fatal("an invalid or discarded connection was kept")
+	}
+	d := mustGet(t, p) // a fails its reset: closed, and a new one opened
+	if d == a || !a.dc.(*fakeConn).closed.Load() {
+		t.Fatal("a connection that failed its reset was handed out or kept open")
+	}
+	if s := p.stats(); s.OpenConnections != 1 || s.Idle != 0 {
+		t.Fatalf("stats %+v, want one open connection", s)
+	}
+}
+
+func TestConnPoolCapAndWaiters(t *testing.T) {
+	fc := &fakeConnector{}
+	p := newConnPool(fc, 1, 1, 0, 0)
+	defer p.close()
+	a := mustGet(t, p)
+	// A waiter whose context ends leaves the queue with its error.
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	if _, err := p.get(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("get at the cap: %v, want the context's deadline", err)
+	}
+	got := make(chan *poolConn)
+	go func() {
+		pc, err := p.get(context.Background())
+		if err != nil {
+			t.Error(err)
+		}
+		got <- pc
+	}()
+	for p.stats().WaitCount < 2 {
+		time.Sleep(time.Millisecond)
+	}
+	p.put(a, false)
+	if pc := <-got; pc != a {
+		t.Fatal("the waiter did not get the returned connection")
+	}
+	if fc.opened() != 1 {
+		t.Fatalf("opened %d connections over a cap of 1", fc.opened())
+	}
+	// A discarded connection frees its slot for the next waiter, who
+	// opens a new one.
+	go func() {
+		pc, err := p.get(context.Background())
+		if err != nil {
+			t.Error(err)
+		}
+		got <- pc
+	}()
+	for p.stats().WaitCount < 3 {
+		time.Sleep(time.Millisecond)
+	}
+	p.put(a, true)
+	if pc := <-got; pc == a || pc == nil {
+		t.Fatal("the waiter did not get a new connection")
+	}
+	if s := p.stats(); s.OpenConnections != 1 || s.WaitDuration <= 0 {
+		t.Fatalf("stats %+v", s)
+	}
+}
+
+func TestConnPoolConnectErrorFreesSlot(t *testing.T) {
+	fc := &fakeConnector{err: errors.New("refused")}
+	p := newConnPool(fc, 1, 1, 0, 0)
+	defer p.close()
+	for range 3 {
+		if _, err := p.get(context.Background()); err == nil || err.Error() != "refused" {
+			t.Fatalf("get: %v, want the connector's error", err)
+		}
+	}
+	fc.mu.Lock()
+	fc.err = nil
+	fc.mu.Unlock()
+	mustGet(t, p)
+}
+
+func TestConnPoolLimits(t *testing.T) {
+	fc := &fakeConnector{}
+	p := newConnPool(fc, 0, 1, 0, 0)
+	a, b := mustGet(t, p), mustGet(t, p)
+	p.put(a, false)
+	p.put(b, false) // over MaxIdleConns: closed
+	if !b.dc.(*fakeConn).closed.Load() || a.dc.(*fakeConn).closed.Load() {
+		t.Fatal("the idle cap closed the wrong connection")
+	}
+	if s := p.stats(); s.MaxIdleClosed != 1 || s.Idle != 1 {
+		t.Fatalf("stats %+v", s)
+	}
+	c := mustGet(t, p)
+	if err := p.close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.get(context.Background()); !errors.Is(err, errPoolClosed) {
+		t.Fatalf("get after close: %v", err)
+	}
+	p.put(c, false) // checked out across close: closed on return
+	if !c.dc.(*fakeConn).closed.Load() || p.stats().OpenConnections != 0 {
+		t.Fatalf("after close: %+v", p.stats())
+	}
+}
+
+func TestConnPoolLifetime(t *testing.T) {
+	fc := &fakeConnector{}
+	p := newConnPool(fc, 0, 2, 10*time.Millisecond, 0)
+	defer p.close()
+	a := mustGet(t, p)
+	p.put(a, false)
+	time.Sleep(15 * time.Millisecond)
+	b := mustGet(t, p) // a expired while idle
+	if b == a || !a.dc.(*fakeConn).closed.Load() {
+		t.Fatal("an expired idle connection was reused")
+	}
+	time.Sleep(15 * time.Millisecond)
+	p.put(b, false) // expired while in use: closed on return
+	if !b.dc.(*fakeConn).closed.Load() {
+		t.Fatal("an expired connection went back to the pool")
+	}
+	if s := p.stats(); s.MaxLifetimeClosed != 2 || s.OpenConnections != 0 {
+		t.Fatalf("stats %+v", s)
+	}
+}
+
+func TestConnPoolCleanerClosesIdle(t *testing.T) {
+	fc := &fakeConnector{}
+	p := newConnPool(fc, 0, 2, 0, time.Millisecond)
+	defer p.close()
+	a := mustGet(t, p)
+	p.put(a, false)
+	deadline := time.Now().Add(5 * time.Second)
+	for !a.dc.(*fakeConn).closed.Load() {
+		if time.Now().After(deadline) {
+			t.Fatal("the cleaner did not close a connection past ConnMaxIdleTime")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if s := p.stats(); s.MaxIdleTimeClosed != 1 || s.OpenConnections != 0 {
+		t.Fatalf("stats %+v", s)
+	}
+}
+
+func TestConnPoolCloseEndsWaits(t *testing.T) {
+	p := newConnPool(&fakeConnector{}, 1, 1, 0, 0)
+	mustGet(t, p)
+	errc := make(chan error)
+	go func() {
+		_, err := p.get(context.Background())
+		errc <- err
+	}()
+	for p.stats().WaitCount < 1 {
+		time.Sleep(time.Millisecond)
+	}
+	p.close()
+	if err := <-errc; !errors.Is(err, errPoolClosed) {
+		t.Fatalf("a wait across close: %v", err)
+	}
+}
+
+// Many goroutines over a small cap: never more connections open than the
+// cap, and every checkout served (run with -race).
+func TestConnPoolConcurrent(t *testing.T) {
+	fc := &fakeConnector{}
+	p := newConnPool(fc, 3, 2, 0, 0)
+	defer p.close()
+	var inUse, peak atomic.Int32
+	var wg sync.WaitGroup
+	for g := range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 200 {
+				ctx := context.Background()
+				if i%7 == 0 {
+					var cancel context.CancelFunc
+					ctx, cancel = context.WithTimeout(ctx, time.Microsecond)
+					defer cancel()
+				}
+				pc, err := p.get(ctx)
+				if err != nil {
+					if !errors.Is(err, context.DeadlineExceeded) {
+						t.Error(err)
+					}
+					continue
+				}
+				n := inUse.Add(1)
+				for {
+					old := peak.Load()
+					if n <= old || peak.CompareAndSwap(old, n) {
+						break
+					}
+				}
+				inUse.Add(-1)
+				p.put(pc, (g+i)%11 == 0)
+			}
+		}()
+	}
+	wg.Wait()
+	if peak.Load() > 3 {
+		t.Fatalf("%d connections in use at once over a cap of 3", peak.Load())
+	}
+	if s := p.stats(); s.OpenConnections > 3 || s.InUse != 0 {
+		t.Fatalf("stats after the run %+v", s)
+	}
+}
