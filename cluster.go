@@ -20,7 +20,7 @@ type dbHandle = *sql.DB
 // node is one server as the router sees it at run time.
 type node struct {
 	name    string
-	index   int // in Config.Nodes
+	index   int       // in Config.Nodes
 	db      *sql.DB   // a handle given to OpenDB; nil when rwshard opened the node
 	conns   *connPool // rwshard's own pool of the node, when it opened it
 	maxOpen int       // its pool's connection limit when rwshard opened it; 0: none
