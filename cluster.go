@@ -88,6 +88,7 @@ type cluster struct {
 	// global is the read-your-writes scope of statements whose context
 	// carries no Session: the connector itself.
 	global Session
+	debt   gtidDebt // its commits whose GTID is read late (gtiddebt.go)
 
 	routes       [router.NumReasons]atomic.Uint64 // statements per final reason
 	reads        atomic.Uint64                    // plain reads (Kind Read) routed

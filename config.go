@@ -54,7 +54,9 @@ const (
 	// that have applied the write's GTID, or wait for it (MASTER_GTID_WAIT
 	// / WAIT_FOR_EXECUTED_GTID_SET) up to CausalTimeout on the replica
 	// closest to it, else the primary. Costs one statement after each
-	// write outside a transaction, or each commit (SELECT @@last_gtid).
+	// write outside a transaction and each commit in a Session (SELECT
+	// @@last_gtid); a commit in the connector's scope leaves its GTID on
+	// its connection until a read needs it (README, "Consistency").
 	ConsistencyCausal Consistency = "causal"
 )
 

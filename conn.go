@@ -740,6 +740,12 @@ func (c *conn) endTx(commit bool) error {
 		}
 		c.pendingWrite, c.pendingSess = false, nil
 		err = c.sessionErr(err, router.Decision{Reason: router.ReasonInTransaction}, op)
+	case commit && c.pendingWrite && c.pendingSess == &c.cl.global && c.sess != nil &&
+		c.cl.cfg.Consistency == ConsistencyCausal && len(c.cl.nodes) > 1:
+		// The connector's scope: the GTID is read when a read needs it
+		// (gtiddebt.go).
+		c.pendingWrite, c.pendingSess = false, nil
+		c.cl.owe(c.sess, time.Now())
 	case commit && c.pendingWrite && c.pendingSess != nil:
 		// Only a causal session reads the commit's GTID (lastGTID): the
 		// timeout, allocations and a timer, is for that statement.

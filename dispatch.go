@@ -190,7 +190,11 @@ func (c *conn) filter(ctx context.Context, h hint.Hint) readFilter {
 	if h.Route == hint.ReplicaOK || cfg.Consistency == ConsistencyEventual {
 		return f
 	}
-	f.since, f.gtid = c.cl.scope(ctx).last()
+	s := c.cl.scope(ctx)
+	if s == &c.cl.global && cfg.Consistency == ConsistencyCausal {
+		c.collect(ctx)
+	}
+	f.since, f.gtid = s.last()
 	if cfg.Consistency != ConsistencyCausal {
 		f.gtid = health.GTIDSet{}
 	}

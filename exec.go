@@ -27,6 +27,10 @@ type backend struct {
 	// long as b is checked out, so it costs no allocation of its own.
 	// Closing it releases b.
 	rows rows
+	// owe: the GTID of a commit in the connector's scope is still only on
+	// this connection (@@last_gtid), owed to debtor's scope; see gtiddebt.go.
+	owe    uint64
+	debtor *cluster
 }
 
 var backendPool = sync.Pool{New: func() any {
@@ -75,6 +79,9 @@ func (b *backend) release(discard bool) {
 			discard = true
 		}
 	}
+	if b.owe != 0 {
+		b.debtor.payOwedOnRelease(b, discard)
+	}
 	if b.pc != nil {
 		b.node.conns.put(b.pc, discard)
 	} else {
@@ -106,7 +113,7 @@ func (n *node) handleConn(ctx context.Context, b *backend) error {
 }
 
 func (b *backend) put() {
-	b.node, b.pc, b.sc, b.dc = nil, nil, nil, nil
+	b.node, b.pc, b.sc, b.dc, b.owe, b.debtor = nil, nil, nil, nil, 0, nil
 	b.rows = rows{}
 	backendPool.Put(b)
 }
