@@ -336,6 +336,8 @@ func collationOrder(t *testing.T, ctx context.Context, l *lab.Lab, db *sql.DB, e
 		{"SELECT COUNT(*), note FROM {T} WHERE order_id > 100000 GROUP BY note", false, false},
 		{"SELECT DISTINCT note FROM {T} WHERE order_id > 100000 ORDER BY note DESC", false, true},
 		{"SELECT DISTINCT note FROM {T} WHERE order_id > 100000", false, false},
+		{"SELECT COUNT(DISTINCT note), COUNT(*) FROM {T} WHERE order_id > 100000", true, true},
+		{"SELECT status, COUNT(DISTINCT note) FROM {T} WHERE order_id > 90 GROUP BY status ORDER BY status", true, true},
 	} {
 		sharded := strings.ReplaceAll(q.sql, "{T}", "t_order")
 		got, err := db.QueryContext(ctx, sharded)
@@ -371,7 +373,8 @@ type shardQuery struct {
 
 // shardQueries builds the comparison queries: keys by =, IN, BETWEEN and
 // none (all shards); ORDER BY with mixed directions and NULLs; LIMIT and
-// OFFSET; COUNT/SUM/MIN/MAX/AVG with and without GROUP BY; DISTINCT.
+// OFFSET; COUNT/SUM/MIN/MAX/AVG with and without GROUP BY; DISTINCT;
+// COUNT/SUM/AVG(DISTINCT).
 func shardQueries(rng *rand.Rand) []shardQuery {
 	var qs []shardQuery
 	u := func() int { return 1 + rng.IntN(20) }
@@ -392,6 +395,9 @@ func shardQueries(rng *rand.Rand) []shardQuery {
 			shardQuery{fmt.Sprintf("SELECT DISTINCT user_id FROM {T} WHERE amount > %d", amt), nil, false},
 			shardQuery{"SELECT order_id, note FROM {T} ORDER BY note DESC, order_id LIMIT 25", nil, true},
 			shardQuery{fmt.Sprintf("SELECT * FROM {T} WHERE order_id > %d AND user_id BETWEEN ? AND ?", b), []any{3, 9}, false},
+			shardQuery{"SELECT COUNT(DISTINCT user_id), SUM(DISTINCT user_id), AVG(DISTINCT amount), COUNT(DISTINCT note), COUNT(*) FROM {T} WHERE amount > ?", []any{amt}, true},
+			shardQuery{fmt.Sprintf("SELECT status, COUNT(DISTINCT user_id), SUM(DISTINCT amount), AVG(DISTINCT user_id) FROM {T} WHERE order_id > %d GROUP BY status ORDER BY status LIMIT 1, 2", a), nil, true},
+			shardQuery{"SELECT user_id, COUNT(DISTINCT note) AS n FROM {T} WHERE amount < ? GROUP BY user_id ORDER BY n DESC, user_id LIMIT 5", []any{amt}, true},
 		)
 	}
 	qs = append(qs,

@@ -76,9 +76,9 @@ type Weight struct {
 // AggKind is the function of an aggregate column.
 type AggKind uint8
 
-// Aggregate functions that merge across shards. COUNT(DISTINCT …) and
-// SUM(DISTINCT …) do not: shard results cannot be added; the rewriter must
-// refuse them (or rewrite them into a GROUP BY on the argument).
+// Aggregate functions that merge across shards. COUNT, SUM and AVG of
+// DISTINCT values merge with Aggregate.Distinct: shard results of their own
+// cannot be added.
 const (
 	AggCount AggKind = iota + 1
 	AggSum
@@ -119,6 +119,15 @@ func (k AggKind) String() string {
 //     DECIMAL(10,2) column "12.345000". With float inputs (AVG of a DOUBLE
 //     column) it is float64 SUM/COUNT.
 //
+// DISTINCT (COUNT, SUM, AVG): the shards cannot count distinct values for
+// the merge, so the rewriter groups their rows by the argument too (GROUP
+// BY …, x) and returns x in column ArgIndex (or its WEIGHT_STRING, named in
+// Weights like any other column). The merge then adds a row's aggregate
+// (COUNT(DISTINCT x) of one value: 1; SUM: x; AVG: its SUM and COUNT
+// columns) only the first time its group sees that non-NULL x, so values
+// found on several shards count once. Memory: the distinct values of each
+// group. LIMIT must not be pushed down to the shards.
+//
 // Every aggregate column, visible or hidden (e.g. a SUM the rewriter added
 // for ORDER BY SUM(x)), needs an entry; a column without one is not an
 // aggregate and takes the value of a row of its group (the first non-NULL
@@ -129,6 +138,10 @@ type Aggregate struct {
 	// SumIndex and CountIndex (AVG only) are the derived SUM(x) and
 	// COUNT(x) columns the rewriter added for AVG(x).
 	SumIndex, CountIndex int
+	// Distinct: COUNT, SUM or AVG of DISTINCT values; ArgIndex is the
+	// column of the argument's value.
+	Distinct bool
+	ArgIndex int
 }
 
 // NoLimit as MergePlan.Limit: the query has no LIMIT.
@@ -325,6 +338,13 @@ func newMerged(plan MergePlan, set *sourceSet) (*mergedRows, error) {
 			group[i] = g
 		}
 		plan.OrderBy, plan.GroupBy = order, group
+		aggs := slices.Clone(plan.Aggregates)
+		for i, a := range aggs {
+			if w, ok := weigh[a.ArgIndex]; ok && a.Distinct {
+				aggs[i].ArgIndex = w
+			}
+		}
+		plan.Aggregates = aggs
 	}
 	var in rowStream
 	switch {
@@ -443,6 +463,17 @@ func (p *MergePlan) validate(ncols int) error {
 			return planError("column %d has two aggregates", a.Index)
 		}
 		seen[a.Index] = true
+		if a.Distinct {
+			if a.Kind == AggMin || a.Kind == AggMax {
+				return planError("%s of column %d cannot be Distinct", a.Kind, a.Index)
+			}
+			if err := inRange(a.Kind.String()+" DISTINCT ArgIndex", a.ArgIndex); err != nil {
+				return err
+			}
+			if a.ArgIndex == a.Index {
+				return planError("%s(DISTINCT) of column %d needs its argument in another column", a.Kind, a.Index)
+			}
+		}
 		if a.Kind == AggAvg {
 			if err := inRange("AVG SumIndex", a.SumIndex); err != nil {
 				return err

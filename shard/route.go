@@ -152,7 +152,8 @@ func (r *Route) MergePlanFor(ncols int) *MergePlan {
 	}
 	c.Aggregates = make([]Aggregate, len(m.Aggregates))
 	for i, a := range m.Aggregates {
-		c.Aggregates[i] = Aggregate{Kind: a.Kind, Index: fix(a.Index), SumIndex: fix(a.SumIndex), CountIndex: fix(a.CountIndex)}
+		c.Aggregates[i] = Aggregate{Kind: a.Kind, Index: fix(a.Index), SumIndex: fix(a.SumIndex), CountIndex: fix(a.CountIndex),
+			Distinct: a.Distinct, ArgIndex: fix(a.ArgIndex)}
 	}
 	if m.Weights != nil {
 		c.Weights = make([]Weight, len(m.Weights))
@@ -186,7 +187,7 @@ func mergeNeedsWidth(m *MergePlan) bool {
 		}
 	}
 	for _, a := range m.Aggregates {
-		if a.Index < 0 || (a.Kind == AggAvg && (a.SumIndex < 0 || a.CountIndex < 0)) {
+		if a.Index < 0 || (a.Kind == AggAvg && (a.SumIndex < 0 || a.CountIndex < 0)) || (a.Distinct && a.ArgIndex < 0) {
 			return true
 		}
 	}
