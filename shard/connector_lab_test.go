@@ -374,7 +374,7 @@ type shardQuery struct {
 // shardQueries builds the comparison queries: keys by =, IN, BETWEEN and
 // none (all shards); ORDER BY with mixed directions and NULLs; LIMIT and
 // OFFSET; COUNT/SUM/MIN/MAX/AVG with and without GROUP BY; DISTINCT;
-// COUNT/SUM/AVG(DISTINCT).
+// COUNT/SUM/AVG(DISTINCT); HAVING.
 func shardQueries(rng *rand.Rand) []shardQuery {
 	var qs []shardQuery
 	u := func() int { return 1 + rng.IntN(20) }
@@ -398,6 +398,10 @@ func shardQueries(rng *rand.Rand) []shardQuery {
 			shardQuery{"SELECT COUNT(DISTINCT user_id), SUM(DISTINCT user_id), AVG(DISTINCT amount), COUNT(DISTINCT note), COUNT(*) FROM {T} WHERE amount > ?", []any{amt}, true},
 			shardQuery{fmt.Sprintf("SELECT status, COUNT(DISTINCT user_id), SUM(DISTINCT amount), AVG(DISTINCT user_id) FROM {T} WHERE order_id > %d GROUP BY status ORDER BY status LIMIT 1, 2", a), nil, true},
 			shardQuery{"SELECT user_id, COUNT(DISTINCT note) AS n FROM {T} WHERE amount < ? GROUP BY user_id ORDER BY n DESC, user_id LIMIT 5", []any{amt}, true},
+			shardQuery{"SELECT user_id, COUNT(*), SUM(amount) FROM {T} GROUP BY user_id HAVING COUNT(*) > ? AND SUM(amount) < ? ORDER BY user_id", []any{15 + rng.IntN(10), 4000 + rng.IntN(6000)}, true},
+			shardQuery{fmt.Sprintf("SELECT status, AVG(amount) AS a FROM {T} WHERE order_id > %d GROUP BY status HAVING a > 240 OR MIN(amount) IS NULL OR COUNT(DISTINCT user_id) >= 20 ORDER BY a DESC LIMIT 1, 2", a), nil, true},
+			shardQuery{fmt.Sprintf("SELECT user_id FROM {T} GROUP BY user_id HAVING MAX(amount) >= %d AND user_id <> ? ORDER BY COUNT(*) DESC, user_id LIMIT %d", amt, lim), []any{u()}, true},
+			shardQuery{"SELECT COUNT(*) FROM {T} WHERE user_id = ? HAVING COUNT(*) > 20", []any{u()}, true},
 		)
 	}
 	qs = append(qs,

@@ -165,7 +165,10 @@ const NoLimit = -1
 //     plain or DISTINCT select, and for GROUP BY only when it streams and
 //     there is no DISTINCT (DISTINCT over groups may need groups beyond the
 //     first o+n of a shard). Never with aggregates merged in memory.
-//   - HAVING cannot be evaluated per shard; the rewriter refuses it.
+//   - HAVING cannot be evaluated per shard: the rewriter sends the shards
+//     no HAVING (or only its conditions without aggregates), selects what
+//     it needs, and the merge filters the merged groups (Having). LIMIT
+//     must not be pushed down then.
 //   - Values are compared as described at compareValues (merge_compare.go):
 //     numbers numerically across int64, uint64, float64 and decimal text;
 //     text and binary strings bytewise, i.e. in binary collation. A shard
@@ -188,6 +191,9 @@ type MergePlan struct {
 	GroupBy []int
 	// Aggregates, one per aggregate column of the shard rows.
 	Aggregates []Aggregate
+	// Having filters the merged groups (after GROUP BY and aggregates,
+	// before DISTINCT, ORDER BY and LIMIT); nil: every group.
+	Having *Having
 	// Distinct removes duplicate rows, comparing the Visible columns.
 	// Streaming when OrderBy covers all of them, else it remembers the rows
 	// of the current run of ORDER BY ties (OrderBy on visible columns
@@ -368,6 +374,12 @@ func newMerged(plan MergePlan, set *sourceSet) (*mergedRows, error) {
 		in = newHeap(set, ncols, plan.OrderBy, cls)
 	default:
 		in = newConcat(set, ncols)
+	}
+	if plan.Having != nil {
+		if err := plan.Having.validate(ncols, types); err != nil {
+			return nil, err
+		}
+		in = &havingStream{in: in, cond: plan.Having, cls: cls}
 	}
 	if plan.Distinct {
 		eq := make([]int, visible)

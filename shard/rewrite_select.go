@@ -13,6 +13,8 @@ package shard
 //     x to the shards' GROUP BY: each shard returns a row per group and
 //     distinct x, and the merge adds each x once per group
 //     (Aggregate.Distinct). LIMIT is then not pushed down.
+//   - HAVING conditions on aggregates are evaluated by the merge on the
+//     merged groups (rewrite_having.go); LIMIT is then not pushed down.
 //   - GROUP BY without ORDER BY gets ORDER BY the group columns, so the
 //     groups of the shards stream in one order.
 //   - Each ORDER BY and GROUP BY item, and each column of a DISTINCT
@@ -21,7 +23,7 @@ package shard
 //     in the shards' collation (MergePlan.Weights).
 //
 // Refused, because the shards' partial answers cannot be combined:
-// HAVING, COUNT(DISTINCT a, b), other aggregates (GROUP_CONCAT, STD…),
+// HAVING beyond comparisons (rewrite_having.go), COUNT(DISTINCT a, b), other aggregates (GROUP_CONCAT, STD…),
 // aggregates inside expressions, window functions, WITH ROLLUP,
 // SQL_CALC_FOUND_ROWS, SELECT … INTO.
 
@@ -43,6 +45,7 @@ type selectRewrite struct {
 	offset    limitSource      // OFFSET (n 0 when absent)
 	count     limitSource      // row count
 	hasOffset bool
+	having    *havingNode // the merge's HAVING; nil: none
 }
 
 // limitSource is a LIMIT or OFFSET value: a literal or an argument.
@@ -63,6 +66,10 @@ func (sr *selectRewrite) bind(args []driver.NamedValue) (*MergePlan, limitValues
 	mp := new(MergePlan)
 	*mp = sr.plan
 	mp.Limit = NoLimit
+	if sr.having != nil {
+		h := sr.having.bind(args)
+		mp.Having = &h
+	}
 	var lv limitValues
 	if !sr.limit {
 		return mp, lv, nil
@@ -137,8 +144,6 @@ func rewriteMultiSelect(sel *sqlparser.Select) (*selectRewrite, error) {
 		return nil, unsupported("SELECT … INTO over several shards")
 	case sel.SQLCalcFoundRows:
 		return nil, unsupported("SQL_CALC_FOUND_ROWS over several shards")
-	case sel.Having != nil:
-		return nil, unsupported("HAVING over several shards (each shard would filter its partial groups)")
 	case sel.GroupBy != nil && sel.GroupBy.WithRollup:
 		return nil, unsupported("GROUP BY … WITH ROLLUP over several shards")
 	case sel.Windows != nil || hasWindow(sel):
@@ -213,6 +218,10 @@ func rewriteMultiSelect(sel *sqlparser.Select) (*selectRewrite, error) {
 			w.order = append(w.order, orderRef{col: w.grouped[i]})
 		}
 	}
+	having, err := w.having()
+	if err != nil {
+		return nil, err
+	}
 	// The shards group by the DISTINCT arguments too: a row per distinct
 	// value, which the merge adds once per group.
 	for _, d := range w.distinct {
@@ -226,8 +235,11 @@ func rewriteMultiSelect(sel *sqlparser.Select) (*selectRewrite, error) {
 	sel.SelectExprs = &sqlparser.SelectExprs{Exprs: append(append([]sqlparser.SelectExpr(nil), w.exprs...), w.derived...)}
 
 	// Column indexes, now that the derived columns are known.
-	rw := &selectRewrite{}
+	rw := &selectRewrite{having: having}
 	mp := &rw.plan
+	if having != nil {
+		having.resolve(w)
+	}
 	for _, o := range w.order {
 		mp.OrderBy = append(mp.OrderBy, OrderKey{Index: w.index(o.col), Desc: o.desc})
 	}
@@ -294,7 +306,7 @@ func rewriteMultiSelect(sel *sqlparser.Select) (*selectRewrite, error) {
 		// Nor when the shards group by DISTINCT arguments: their rows are
 		// parts of groups.
 		push := (len(mp.GroupBy) == 0 || groupsStream(mp.GroupBy, mp.OrderBy)) && !(sel.Distinct && len(w.derived) > len(w.weights)) &&
-			len(w.distinct) == 0
+			len(w.distinct) == 0 && having == nil
 		if push {
 			rw.limitNode = &sqlparser.Limit{}
 			sel.Limit = rw.limitNode
