@@ -99,7 +99,40 @@ func TestLabSharding(t *testing.T) {
 			require.EqualValues(t, 50, n, tbl)
 		}
 	}
+	// INSERT and REPLACE without a column list: the columns come from
+	// information_schema (as the application user), each row goes where
+	// its keys map to.
+	for _, tbl := range []string{"t_order", "ref_order"} {
+		exec("INSERT INTO "+tbl+" VALUES (?, ?, '1.25', 'new', NULL), (402, 7, '2.50', 'paid', 'n1')", 401, 4)
+		exec("REPLACE INTO " + tbl + " VALUES (403, 5, '3.75', 'done', 'n2'), (404, 6, '0.00', 'new', NULL)")
+	}
+	placement(t, ctx, l, 404)
+	for _, tbl := range []string{"t_order", "ref_order"} {
+		exec("DELETE FROM " + tbl + " WHERE user_id IN (4, 5, 6, 7) AND order_id IN (401, 402, 403, 404)")
+	}
 	placement(t, ctx, l, 400)
+	// DDL through rwshard refreshes the columns; physical tables that
+	// differ are refused.
+	exec("INSERT INTO t_order_item VALUES (900001, 401, 4, 1)")
+	exec("ALTER TABLE t_order_item ADD COLUMN extra INT NULL")
+	exec("INSERT INTO t_order_item VALUES (900002, 402, 7, 1, 9)")
+	_, err = db.ExecContext(ctx, "INSERT INTO t_order_item VALUES (900003, 402, 7, 1)")
+	require.ErrorIs(t, err, shard.ErrUnsupported)
+	_, err = labtest.Direct(t, l.Groups[1].Primary(), "").ExecContext(ctx, "ALTER TABLE t_order_item_1 DROP COLUMN extra")
+	require.NoError(t, err)
+	exec("ALTER TABLE t_order_item ADD COLUMN extra2 INT NULL")
+	_, err = db.ExecContext(ctx, "INSERT INTO t_order_item VALUES (900004, 402, 7, 1, 9, 9)")
+	require.ErrorIs(t, err, shard.ErrColumnsDiffer)
+	assert.Contains(t, err.Error(), "t_order_item_1")
+	exec("ALTER TABLE t_order_item DROP COLUMN extra2")
+	for _, g := range l.Groups {
+		_, err = labtest.Direct(t, g.Primary(), "").ExecContext(ctx, "ALTER TABLE t_order_item_0 DROP COLUMN IF EXISTS extra")
+		require.NoError(t, err)
+		_, err = labtest.Direct(t, g.Primary(), "").ExecContext(ctx, "ALTER TABLE t_order_item_1 DROP COLUMN IF EXISTS extra")
+		require.NoError(t, err)
+	}
+	exec("DELETE FROM t_order_item WHERE user_id = 4 AND order_id = 401")
+	exec("DELETE FROM t_order_item WHERE user_id = 7 AND order_id = 402")
 
 	// Reads: ≥ 100 queries, each compared with the same query on the
 	// unsharded reference table.
