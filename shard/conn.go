@@ -424,9 +424,14 @@ func (sc *conn) exec(ctx context.Context, q string, args []driver.NamedValue, pr
 	}
 	st, release := sc.state()
 	defer release()
-	rt, err := st.router.Route(q, args)
+	rt, err := st.router.RouteContext(ctx, q, args, sc.columnSource(st))
 	if err != nil {
 		return nil, err
+	}
+	if rt.Reason == ReasonAllShards && rt.Write {
+		// DDL (or a write to every node): the columns may have changed,
+		// also if it fails half-way.
+		defer st.columns.forget(rt.Tables)
 	}
 	var res result
 	res.lastID = rt.LastInsertID

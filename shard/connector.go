@@ -83,6 +83,7 @@ type connector struct {
 type state struct {
 	rules   *Rules
 	router  *Router
+	columns columnCache                   // of sharded tables, for INSERT without a column list
 	sources map[string]*rwshard.Connector // by data source name
 	keys    map[string]string             // data source → what it was built from, to reuse it on reload
 

@@ -99,7 +99,40 @@ func TestLabSharding(t *testing.T) {
 			require.EqualValues(t, 50, n, tbl)
 		}
 	}
+	// INSERT and REPLACE without a column list: the columns come from
+	// information_schema (as the application user), each row goes where
+	// its keys map to.
+	for _, tbl := range []string{"t_order", "ref_order"} {
+		exec("INSERT INTO "+tbl+" VALUES (?, ?, '1.25', 'new', NULL), (402, 7, '2.50', 'paid', 'n1')", 401, 4)
+		exec("REPLACE INTO " + tbl + " VALUES (403, 5, '3.75', 'done', 'n2'), (404, 6, '0.00', 'new', NULL)")
+	}
+	placement(t, ctx, l, 404)
+	for _, tbl := range []string{"t_order", "ref_order"} {
+		exec("DELETE FROM " + tbl + " WHERE user_id IN (4, 5, 6, 7) AND order_id IN (401, 402, 403, 404)")
+	}
 	placement(t, ctx, l, 400)
+	// DDL through rwshard refreshes the columns; physical tables that
+	// differ are refused.
+	exec("INSERT INTO t_order_item VALUES (900001, 401, 4, 1)")
+	exec("ALTER TABLE t_order_item ADD COLUMN extra INT NULL")
+	exec("INSERT INTO t_order_item VALUES (900002, 402, 7, 1, 9)")
+	_, err = db.ExecContext(ctx, "INSERT INTO t_order_item VALUES (900003, 402, 7, 1)")
+	require.ErrorIs(t, err, shard.ErrUnsupported)
+	_, err = labtest.Direct(t, l.Groups[1].Primary(), "").ExecContext(ctx, "ALTER TABLE t_order_item_1 DROP COLUMN extra")
+	require.NoError(t, err)
+	exec("ALTER TABLE t_order_item ADD COLUMN extra2 INT NULL")
+	_, err = db.ExecContext(ctx, "INSERT INTO t_order_item VALUES (900004, 402, 7, 1, 9, 9)")
+	require.ErrorIs(t, err, shard.ErrColumnsDiffer)
+	assert.Contains(t, err.Error(), "t_order_item_1")
+	exec("ALTER TABLE t_order_item DROP COLUMN extra2")
+	for _, g := range l.Groups {
+		_, err = labtest.Direct(t, g.Primary(), "").ExecContext(ctx, "ALTER TABLE t_order_item_0 DROP COLUMN IF EXISTS extra")
+		require.NoError(t, err)
+		_, err = labtest.Direct(t, g.Primary(), "").ExecContext(ctx, "ALTER TABLE t_order_item_1 DROP COLUMN IF EXISTS extra")
+		require.NoError(t, err)
+	}
+	exec("DELETE FROM t_order_item WHERE user_id = 4 AND order_id = 401")
+	exec("DELETE FROM t_order_item WHERE user_id = 7 AND order_id = 402")
 
 	// Reads: ≥ 100 queries, each compared with the same query on the
 	// unsharded reference table.
@@ -336,6 +369,8 @@ func collationOrder(t *testing.T, ctx context.Context, l *lab.Lab, db *sql.DB, e
 		{"SELECT COUNT(*), note FROM {T} WHERE order_id > 100000 GROUP BY note", false, false},
 		{"SELECT DISTINCT note FROM {T} WHERE order_id > 100000 ORDER BY note DESC", false, true},
 		{"SELECT DISTINCT note FROM {T} WHERE order_id > 100000", false, false},
+		{"SELECT COUNT(DISTINCT note), COUNT(*) FROM {T} WHERE order_id > 100000", true, true},
+		{"SELECT status, COUNT(DISTINCT note) FROM {T} WHERE order_id > 90 GROUP BY status ORDER BY status", true, true},
 	} {
 		sharded := strings.ReplaceAll(q.sql, "{T}", "t_order")
 		got, err := db.QueryContext(ctx, sharded)
@@ -371,7 +406,8 @@ type shardQuery struct {
 
 // shardQueries builds the comparison queries: keys by =, IN, BETWEEN and
 // none (all shards); ORDER BY with mixed directions and NULLs; LIMIT and
-// OFFSET; COUNT/SUM/MIN/MAX/AVG with and without GROUP BY; DISTINCT.
+// OFFSET; COUNT/SUM/MIN/MAX/AVG with and without GROUP BY; DISTINCT;
+// COUNT/SUM/AVG(DISTINCT); HAVING.
 func shardQueries(rng *rand.Rand) []shardQuery {
 	var qs []shardQuery
 	u := func() int { return 1 + rng.IntN(20) }
@@ -392,6 +428,13 @@ func shardQueries(rng *rand.Rand) []shardQuery {
 			shardQuery{fmt.Sprintf("SELECT DISTINCT user_id FROM {T} WHERE amount > %d", amt), nil, false},
 			shardQuery{"SELECT order_id, note FROM {T} ORDER BY note DESC, order_id LIMIT 25", nil, true},
 			shardQuery{fmt.Sprintf("SELECT * FROM {T} WHERE order_id > %d AND user_id BETWEEN ? AND ?", b), []any{3, 9}, false},
+			shardQuery{"SELECT COUNT(DISTINCT user_id), SUM(DISTINCT user_id), AVG(DISTINCT amount), COUNT(DISTINCT note), COUNT(*) FROM {T} WHERE amount > ?", []any{amt}, true},
+			shardQuery{fmt.Sprintf("SELECT status, COUNT(DISTINCT user_id), SUM(DISTINCT amount), AVG(DISTINCT user_id) FROM {T} WHERE order_id > %d GROUP BY status ORDER BY status LIMIT 1, 2", a), nil, true},
+			shardQuery{"SELECT user_id, COUNT(DISTINCT note) AS n FROM {T} WHERE amount < ? GROUP BY user_id ORDER BY n DESC, user_id LIMIT 5", []any{amt}, true},
+			shardQuery{"SELECT user_id, COUNT(*), SUM(amount) FROM {T} GROUP BY user_id HAVING COUNT(*) > ? AND SUM(amount) < ? ORDER BY user_id", []any{15 + rng.IntN(10), 4000 + rng.IntN(6000)}, true},
+			shardQuery{fmt.Sprintf("SELECT status, AVG(amount) AS a FROM {T} WHERE order_id > %d GROUP BY status HAVING a > 240 OR MIN(amount) IS NULL OR COUNT(DISTINCT user_id) >= 20 ORDER BY a DESC LIMIT 1, 2", a), nil, true},
+			shardQuery{fmt.Sprintf("SELECT user_id FROM {T} GROUP BY user_id HAVING MAX(amount) >= %d AND user_id <> ? ORDER BY COUNT(*) DESC, user_id LIMIT %d", amt, lim), []any{u()}, true},
+			shardQuery{"SELECT COUNT(*) FROM {T} WHERE user_id = ? HAVING COUNT(*) > 20", []any{u()}, true},
 		)
 	}
 	qs = append(qs,

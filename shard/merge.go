@@ -76,9 +76,9 @@ type Weight struct {
 // AggKind is the function of an aggregate column.
 type AggKind uint8
 
-// Aggregate functions that merge across shards. COUNT(DISTINCT …) and
-// SUM(DISTINCT …) do not: shard results cannot be added; the rewriter must
-// refuse them (or rewrite them into a GROUP BY on the argument).
+// Aggregate functions that merge across shards. COUNT, SUM and AVG of
+// DISTINCT values merge with Aggregate.Distinct: shard results of their own
+// cannot be added.
 const (
 	AggCount AggKind = iota + 1
 	AggSum
@@ -119,6 +119,15 @@ func (k AggKind) String() string {
 //     DECIMAL(10,2) column "12.345000". With float inputs (AVG of a DOUBLE
 //     column) it is float64 SUM/COUNT.
 //
+// DISTINCT (COUNT, SUM, AVG): the shards cannot count distinct values for
+// the merge, so the rewriter groups their rows by the argument too (GROUP
+// BY …, x) and returns x in column ArgIndex (or its WEIGHT_STRING, named in
+// Weights like any other column). The merge then adds a row's aggregate
+// (COUNT(DISTINCT x) of one value: 1; SUM: x; AVG: its SUM and COUNT
+// columns) only the first time its group sees that non-NULL x, so values
+// found on several shards count once. Memory: the distinct values of each
+// group. LIMIT must not be pushed down to the shards.
+//
 // Every aggregate column, visible or hidden (e.g. a SUM the rewriter added
 // for ORDER BY SUM(x)), needs an entry; a column without one is not an
 // aggregate and takes the value of a row of its group (the first non-NULL
@@ -129,6 +138,10 @@ type Aggregate struct {
 	// SumIndex and CountIndex (AVG only) are the derived SUM(x) and
 	// COUNT(x) columns the rewriter added for AVG(x).
 	SumIndex, CountIndex int
+	// Distinct: COUNT, SUM or AVG of DISTINCT values; ArgIndex is the
+	// column of the argument's value.
+	Distinct bool
+	ArgIndex int
 }
 
 // NoLimit as MergePlan.Limit: the query has no LIMIT.
@@ -152,7 +165,10 @@ const NoLimit = -1
 //     plain or DISTINCT select, and for GROUP BY only when it streams and
 //     there is no DISTINCT (DISTINCT over groups may need groups beyond the
 //     first o+n of a shard). Never with aggregates merged in memory.
-//   - HAVING cannot be evaluated per shard; the rewriter refuses it.
+//   - HAVING cannot be evaluated per shard: the rewriter sends the shards
+//     no HAVING (or only its conditions without aggregates), selects what
+//     it needs, and the merge filters the merged groups (Having). LIMIT
+//     must not be pushed down then.
 //   - Values are compared as described at compareValues (merge_compare.go):
 //     numbers numerically across int64, uint64, float64 and decimal text;
 //     text and binary strings bytewise, i.e. in binary collation. A shard
@@ -175,6 +191,9 @@ type MergePlan struct {
 	GroupBy []int
 	// Aggregates, one per aggregate column of the shard rows.
 	Aggregates []Aggregate
+	// Having filters the merged groups (after GROUP BY and aggregates,
+	// before DISTINCT, ORDER BY and LIMIT); nil: every group.
+	Having *Having
 	// Distinct removes duplicate rows, comparing the Visible columns.
 	// Streaming when OrderBy covers all of them, else it remembers the rows
 	// of the current run of ORDER BY ties (OrderBy on visible columns
@@ -325,6 +344,13 @@ func newMerged(plan MergePlan, set *sourceSet) (*mergedRows, error) {
 			group[i] = g
 		}
 		plan.OrderBy, plan.GroupBy = order, group
+		aggs := slices.Clone(plan.Aggregates)
+		for i, a := range aggs {
+			if w, ok := weigh[a.ArgIndex]; ok && a.Distinct {
+				aggs[i].ArgIndex = w
+			}
+		}
+		plan.Aggregates = aggs
 	}
 	var in rowStream
 	switch {
@@ -348,6 +374,12 @@ func newMerged(plan MergePlan, set *sourceSet) (*mergedRows, error) {
 		in = newHeap(set, ncols, plan.OrderBy, cls)
 	default:
 		in = newConcat(set, ncols)
+	}
+	if plan.Having != nil {
+		if err := plan.Having.validate(ncols, types); err != nil {
+			return nil, err
+		}
+		in = &havingStream{in: in, cond: plan.Having, cls: cls}
 	}
 	if plan.Distinct {
 		eq := make([]int, visible)
@@ -443,6 +475,17 @@ func (p *MergePlan) validate(ncols int) error {
 			return planError("column %d has two aggregates", a.Index)
 		}
 		seen[a.Index] = true
+		if a.Distinct {
+			if a.Kind == AggMin || a.Kind == AggMax {
+				return planError("%s of column %d cannot be Distinct", a.Kind, a.Index)
+			}
+			if err := inRange(a.Kind.String()+" DISTINCT ArgIndex", a.ArgIndex); err != nil {
+				return err
+			}
+			if a.ArgIndex == a.Index {
+				return planError("%s(DISTINCT) of column %d needs its argument in another column", a.Kind, a.Index)
+			}
+		}
 		if a.Kind == AggAvg {
 			if err := inRange("AVG SumIndex", a.SumIndex); err != nil {
 				return err

@@ -2,7 +2,10 @@ package shard
 
 import (
 	"bytes"
+	"database/sql/driver"
 	"math/rand/v2"
+	"reflect"
+	"strconv"
 	"testing"
 )
 
@@ -89,6 +92,88 @@ func FuzzMergeCompareNumbers(f *testing.F) {
 					t.Fatalf("not transitive: %v <= %v <= %v", a, b, c)
 				}
 			}
+		}
+	})
+}
+
+// FuzzMergeDistinctHaving splits (g, x) rows over shards as the rewrite of
+// "SELECT g, COUNT(DISTINCT x), SUM(DISTINCT x), COUNT(*) … GROUP BY g
+// HAVING COUNT(DISTINCT x) >= k ORDER BY g" has them (a row per shard, g
+// and x) and checks the merge against counting on the whole data.
+func FuzzMergeDistinctHaving(f *testing.F) {
+	f.Add([]byte{3, 1, 2, 1, 2, 3, 0, 1, 1, 2, 2, 0, 5, 5, 1}, uint8(2), uint8(1))
+	f.Add([]byte{}, uint8(1), uint8(0))
+	f.Add([]byte{0, 0, 0, 0, 7, 7, 7, 7, 1, 2, 3, 4, 5, 6, 7, 8}, uint8(4), uint8(2))
+	f.Fuzz(func(t *testing.T, data []byte, shards, k uint8) {
+		n := 1 + int(shards%4)
+		type part struct{ g, x int64 }
+		// Per shard: its distinct (g, x) with their row counts, sorted by g.
+		per := make([]map[part]int64, n)
+		for i := range per {
+			per[i] = map[part]int64{}
+		}
+		distinct := map[int64]map[int64]bool{}
+		count := map[int64]int64{}
+		for i := 0; i+1 < len(data); i += 2 {
+			g, x := int64(data[i]%5), int64(data[i+1]%7)
+			per[(i/2)%n][part{g, x}]++
+			if distinct[g] == nil {
+				distinct[g] = map[int64]bool{}
+			}
+			if x != 0 { // x 0 stands for NULL
+				distinct[g][x] = true
+			}
+			count[g]++
+		}
+		cols := []string{"g", "cd", "sd", "c", "x"}
+		srcs := make([]*mergeSrc, n)
+		for i, m := range per {
+			var rows [][]driver.Value
+			for g := int64(0); g < 5; g++ {
+				for x := int64(0); x < 7; x++ {
+					c, ok := m[part{g, x}]
+					if !ok {
+						continue
+					}
+					var xv, sd driver.Value
+					cd := int64(0)
+					if x != 0 {
+						xv, sd, cd = x, []byte(strconv.FormatInt(x, 10)), 1
+					}
+					rows = append(rows, mrow(g, cd, sd, c, xv))
+				}
+			}
+			srcs[i] = newMergeSrc(cols, rows...)
+		}
+		h := Having{Op: HavingCompare, Cmp: ">=", Left: HavingOperand{Column: 1}, Right: HavingOperand{Const: true, Value: int64(k % 4)}}
+		plan := MergePlan{
+			OrderBy: []OrderKey{{Index: 0}}, GroupBy: []int{0},
+			Aggregates: []Aggregate{{Kind: AggCount, Index: 1, Distinct: true, ArgIndex: 4}, {Kind: AggSum, Index: 2, Distinct: true, ArgIndex: 4},
+				{Kind: AggCount, Index: 3}},
+			Having: &h, Limit: NoLimit, Visible: 4,
+			ColumnTypes: []string{"INT", "BIGINT", "DECIMAL", "BIGINT", "INT"},
+		}
+		got := mplain(mergeAll(t, plan, srcs...))
+		var want [][]any
+		for g := int64(0); g < 5; g++ {
+			if count[g] == 0 || int64(len(distinct[g])) < int64(k%4) {
+				continue
+			}
+			var sum any
+			s := int64(0)
+			for x := range distinct[g] {
+				s += x
+			}
+			if len(distinct[g]) > 0 {
+				sum = strconv.FormatInt(s, 10)
+			}
+			want = append(want, []any{g, int64(len(distinct[g])), sum, count[g]})
+		}
+		if len(want) == 0 {
+			want = nil
+		}
+		if !reflect.DeepEqual(want, got) {
+			t.Fatalf("got %v, want %v", got, want)
 		}
 	})
 }

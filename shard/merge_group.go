@@ -40,6 +40,10 @@ func (s *groupSpec) newState() *groupState {
 	for i, a := range s.aggs {
 		g.accs[i].agg = a
 		g.accs[i].cls = s.cls[a.Index]
+		if a.Distinct {
+			g.accs[i].argCls = s.cls[a.ArgIndex]
+			g.accs[i].seen = make(map[string]struct{})
+		}
 	}
 	g.reset()
 	return g
@@ -100,15 +104,31 @@ type aggAcc struct {
 	sum, cnt numAcc
 	best     driver.Value // MIN, MAX
 	buf      []byte       // holds best when it is []byte
+	// DISTINCT: the keys of the argument values added so far.
+	seen   map[string]struct{}
+	argCls colClass
+	key    []byte
 }
 
 func (a *aggAcc) reset() {
 	a.sum.reset()
 	a.cnt.reset()
 	a.best = nil
+	clear(a.seen)
 }
 
 func (a *aggAcc) add(row []driver.Value) error {
+	if a.agg.Distinct {
+		v := row[a.agg.ArgIndex]
+		if v == nil {
+			return nil // NULL is not counted
+		}
+		a.key = appendKey(a.key[:0], v, a.argCls)
+		if _, dup := a.seen[string(a.key)]; dup {
+			return nil
+		}
+		a.seen[string(a.key)] = struct{}{}
+	}
 	switch a.agg.Kind {
 	case AggCount, AggSum:
 		if err := a.sum.add(row[a.agg.Index]); err != nil {

@@ -9,6 +9,12 @@ package shard
 //     appended to it as derived columns, hidden by MergePlan.Visible.
 //   - AVG(x) keeps its column and appends SUM(x) and COUNT(x) for the
 //     merge; COUNT, SUM, MIN and MAX are merged as they are.
+//   - COUNT/SUM/AVG(DISTINCT x) append x (and its WEIGHT_STRING) and add
+//     x to the shards' GROUP BY: each shard returns a row per group and
+//     distinct x, and the merge adds each x once per group
+//     (Aggregate.Distinct). LIMIT is then not pushed down.
+//   - HAVING conditions on aggregates are evaluated by the merge on the
+//     merged groups (rewrite_having.go); LIMIT is then not pushed down.
 //   - GROUP BY without ORDER BY gets ORDER BY the group columns, so the
 //     groups of the shards stream in one order.
 //   - Each ORDER BY and GROUP BY item, and each column of a DISTINCT
@@ -17,13 +23,14 @@ package shard
 //     in the shards' collation (MergePlan.Weights).
 //
 // Refused, because the shards' partial answers cannot be combined:
-// HAVING, COUNT/SUM/AVG(DISTINCT …), other aggregates (GROUP_CONCAT, STD…),
+// HAVING beyond comparisons (rewrite_having.go), COUNT(DISTINCT a, b), other aggregates (GROUP_CONCAT, STD…),
 // aggregates inside expressions, window functions, WITH ROLLUP,
 // SQL_CALC_FOUND_ROWS, SELECT … INTO.
 
 import (
 	"database/sql/driver"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -38,6 +45,7 @@ type selectRewrite struct {
 	offset    limitSource      // OFFSET (n 0 when absent)
 	count     limitSource      // row count
 	hasOffset bool
+	having    *havingNode // the merge's HAVING; nil: none
 }
 
 // limitSource is a LIMIT or OFFSET value: a literal or an argument.
@@ -58,6 +66,10 @@ func (sr *selectRewrite) bind(args []driver.NamedValue) (*MergePlan, limitValues
 	mp := new(MergePlan)
 	*mp = sr.plan
 	mp.Limit = NoLimit
+	if sr.having != nil {
+		h := sr.having.bind(args)
+		mp.Having = &h
+	}
 	var lv limitValues
 	if !sr.limit {
 		return mp, lv, nil
@@ -98,6 +110,15 @@ type selectRewriter struct {
 	grouped []colRef
 	order   []orderRef
 	weights []weightRef // derived WEIGHT_STRING columns
+	// distinct are the arguments of COUNT/SUM/AVG(DISTINCT …): the shards
+	// group by them too.
+	distinct []distinctArg
+}
+
+// distinctArg is the argument of a DISTINCT aggregate and its column.
+type distinctArg struct {
+	expr sqlparser.Expr
+	col  colRef
 }
 
 // weightRef is a column and the derived column of its WEIGHT_STRING.
@@ -106,6 +127,8 @@ type weightRef struct{ col, weight colRef }
 type aggRef struct {
 	kind            AggKind
 	col, sum, count colRef
+	distinct        bool
+	arg             colRef // DISTINCT: the argument's column
 }
 
 type orderRef struct {
@@ -121,8 +144,6 @@ func rewriteMultiSelect(sel *sqlparser.Select) (*selectRewrite, error) {
 		return nil, unsupported("SELECT … INTO over several shards")
 	case sel.SQLCalcFoundRows:
 		return nil, unsupported("SQL_CALC_FOUND_ROWS over several shards")
-	case sel.Having != nil:
-		return nil, unsupported("HAVING over several shards (each shard would filter its partial groups)")
 	case sel.GroupBy != nil && sel.GroupBy.WithRollup:
 		return nil, unsupported("GROUP BY … WITH ROLLUP over several shards")
 	case sel.Windows != nil || hasWindow(sel):
@@ -197,11 +218,28 @@ func rewriteMultiSelect(sel *sqlparser.Select) (*selectRewrite, error) {
 			w.order = append(w.order, orderRef{col: w.grouped[i]})
 		}
 	}
+	having, err := w.having()
+	if err != nil {
+		return nil, err
+	}
+	// The shards group by the DISTINCT arguments too: a row per distinct
+	// value, which the merge adds once per group.
+	for _, d := range w.distinct {
+		if sel.GroupBy == nil {
+			sel.GroupBy = &sqlparser.GroupBy{}
+		}
+		if !slices.ContainsFunc(sel.GroupBy.Exprs, func(g sqlparser.Expr) bool { return sameExpr(g, d.expr) }) {
+			sel.GroupBy.Exprs = append(sel.GroupBy.Exprs, sqlparser.CloneExpr(d.expr))
+		}
+	}
 	sel.SelectExprs = &sqlparser.SelectExprs{Exprs: append(append([]sqlparser.SelectExpr(nil), w.exprs...), w.derived...)}
 
 	// Column indexes, now that the derived columns are known.
-	rw := &selectRewrite{}
+	rw := &selectRewrite{having: having}
 	mp := &rw.plan
+	if having != nil {
+		having.resolve(w)
+	}
 	for _, o := range w.order {
 		mp.OrderBy = append(mp.OrderBy, OrderKey{Index: w.index(o.col), Desc: o.desc})
 	}
@@ -213,7 +251,10 @@ func rewriteMultiSelect(sel *sqlparser.Select) (*selectRewrite, error) {
 	}
 	isAgg := make(map[int]bool)
 	for _, a := range w.aggs {
-		ag := Aggregate{Kind: a.kind, Index: w.index(a.col)}
+		ag := Aggregate{Kind: a.kind, Index: w.index(a.col), Distinct: a.distinct}
+		if a.distinct {
+			ag.ArgIndex = w.index(a.arg)
+		}
 		mp.Aggregates = append(mp.Aggregates, ag)
 		if a.kind == AggAvg {
 			// The helpers are aggregate columns too: an ORDER BY SUM(x)
@@ -221,7 +262,8 @@ func rewriteMultiSelect(sel *sqlparser.Select) (*selectRewrite, error) {
 			ag.SumIndex, ag.CountIndex = w.index(a.sum), w.index(a.count)
 			mp.Aggregates[len(mp.Aggregates)-1] = ag
 			mp.Aggregates = append(mp.Aggregates,
-				Aggregate{Kind: AggSum, Index: ag.SumIndex}, Aggregate{Kind: AggCount, Index: ag.CountIndex})
+				Aggregate{Kind: AggSum, Index: ag.SumIndex, Distinct: ag.Distinct, ArgIndex: ag.ArgIndex},
+				Aggregate{Kind: AggCount, Index: ag.CountIndex, Distinct: ag.Distinct, ArgIndex: ag.ArgIndex})
 		}
 	}
 	for _, a := range mp.Aggregates {
@@ -261,7 +303,10 @@ func rewriteMultiSelect(sel *sqlparser.Select) (*selectRewrite, error) {
 		// it groups in memory, nor when derived columns make DISTINCT
 		// compare more columns on the shards than in the merge (weight
 		// strings do not: equal values have equal weights).
-		push := (len(mp.GroupBy) == 0 || groupsStream(mp.GroupBy, mp.OrderBy)) && !(sel.Distinct && len(w.derived) > len(w.weights))
+		// Nor when the shards group by DISTINCT arguments: their rows are
+		// parts of groups.
+		push := (len(mp.GroupBy) == 0 || groupsStream(mp.GroupBy, mp.OrderBy)) && !(sel.Distinct && len(w.derived) > len(w.weights)) &&
+			len(w.distinct) == 0 && having == nil
 		if push {
 			rw.limitNode = &sqlparser.Limit{}
 			sel.Limit = rw.limitNode
@@ -299,20 +344,49 @@ func (w *selectRewriter) aggregate(e sqlparser.Expr, col colRef) error {
 		}
 		return nil
 	}
-	if distinct {
-		return unsupported("%s(DISTINCT …) over several shards", strings.ToUpper(e.(sqlparser.AggrFunc).AggrName()))
-	}
 	if !w.resolvable(col) {
 		return unsupported("aggregate between two * in the select list over several shards")
 	}
-	a := aggRef{kind: kind, col: col}
+	a := aggRef{kind: kind, col: col, distinct: distinct}
+	if distinct {
+		var arg sqlparser.Expr
+		switch x := e.(type) {
+		case *sqlparser.Count:
+			if len(x.Args) != 1 {
+				return unsupported("COUNT(DISTINCT …) of %d expressions over several shards", len(x.Args))
+			}
+			arg = x.Args[0]
+		case *sqlparser.Sum:
+			arg = x.Arg
+		case *sqlparser.Avg:
+			arg = x.Arg
+		}
+		if sqlparser.ContainsAggregation(arg) {
+			return unsupported("aggregate inside an aggregate (%s) over several shards", sqlparser.String(e))
+		}
+		a.arg = w.distinctColumn(arg)
+	}
 	if kind == AggAvg {
 		arg := e.(*sqlparser.Avg).Arg
-		a.sum = w.derive(&sqlparser.Sum{Arg: sqlparser.CloneExpr(arg)})
-		a.count = w.derive(&sqlparser.Count{Args: []sqlparser.Expr{sqlparser.CloneExpr(arg)}})
+		a.sum = w.derive(&sqlparser.Sum{Arg: sqlparser.CloneExpr(arg), Distinct: distinct})
+		a.count = w.derive(&sqlparser.Count{Args: []sqlparser.Expr{sqlparser.CloneExpr(arg)}, Distinct: distinct})
 	}
 	w.aggs = append(w.aggs, a)
 	return nil
+}
+
+// distinctColumn returns the derived column of a DISTINCT aggregate's
+// argument, one per argument, with its weight string when it may be text.
+func (w *selectRewriter) distinctColumn(arg sqlparser.Expr) colRef {
+	for _, d := range w.distinct {
+		if sameExpr(d.expr, arg) {
+			return d.col
+		}
+	}
+	c := w.derive(sqlparser.CloneExpr(arg))
+	w.weigh(c)
+	w.distinct = append(w.distinct, distinctArg{expr: arg, col: c})
+	return c
 }
 
 // derive appends e to the select list as a derived column.

@@ -10,8 +10,10 @@ package shard
 // goroutines, no package-level mutable state.
 
 import (
+	"context"
 	"database/sql/driver"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"sync"
@@ -152,7 +154,8 @@ func (r *Route) MergePlanFor(ncols int) *MergePlan {
 	}
 	c.Aggregates = make([]Aggregate, len(m.Aggregates))
 	for i, a := range m.Aggregates {
-		c.Aggregates[i] = Aggregate{Kind: a.Kind, Index: fix(a.Index), SumIndex: fix(a.SumIndex), CountIndex: fix(a.CountIndex)}
+		c.Aggregates[i] = Aggregate{Kind: a.Kind, Index: fix(a.Index), SumIndex: fix(a.SumIndex), CountIndex: fix(a.CountIndex),
+			Distinct: a.Distinct, ArgIndex: fix(a.ArgIndex)}
 	}
 	if m.Weights != nil {
 		c.Weights = make([]Weight, len(m.Weights))
@@ -186,7 +189,7 @@ func mergeNeedsWidth(m *MergePlan) bool {
 		}
 	}
 	for _, a := range m.Aggregates {
-		if a.Index < 0 || (a.Kind == AggAvg && (a.SumIndex < 0 || a.CountIndex < 0)) {
+		if a.Index < 0 || (a.Kind == AggAvg && (a.SumIndex < 0 || a.CountIndex < 0)) || (a.Distinct && a.ArgIndex < 0) {
 			return true
 		}
 	}
@@ -243,6 +246,62 @@ func (r *Router) Route(sql string, args []driver.NamedValue) (*Route, error) {
 		return nil, p.err
 	}
 	return p.route(r, sql, args)
+}
+
+// ColumnSource gives the columns of a sharded logical table, in table
+// order (as information_schema.COLUMNS by ORDINAL_POSITION), for an INSERT
+// or REPLACE without a column list. The sharded connector's loads them
+// from every data node once per table and caches them.
+type ColumnSource interface {
+	TableColumns(ctx context.Context, table string) ([]string, error)
+}
+
+// ColumnSourceFunc adapts a function to ColumnSource.
+type ColumnSourceFunc func(ctx context.Context, table string) ([]string, error)
+
+// TableColumns calls f.
+func (f ColumnSourceFunc) TableColumns(ctx context.Context, table string) ([]string, error) {
+	return f(ctx, table)
+}
+
+// RouteContext is Route, with the columns of the target of an INSERT or
+// REPLACE without a column list from cols: it routes as if the column
+// list had been written (all the columns; or all but the generated key
+// column when each row has one value fewer, as ShardingSphere does). Only
+// that statement calls cols, with ctx; with nil cols it is refused.
+func (r *Router) RouteContext(ctx context.Context, sql string, args []driver.NamedValue, cols ColumnSource) (*Route, error) {
+	p := r.plan(sql)
+	if p.err != nil {
+		return nil, p.err
+	}
+	if p.needCols != "" && cols != nil {
+		names, err := cols.TableColumns(ctx, p.needCols)
+		if err != nil {
+			return nil, &RouteError{Table: p.needCols, SQL: sql, Err: err}
+		}
+		if len(names) == 0 {
+			return nil, &RouteError{Table: p.needCols, SQL: sql, Err: fmt.Errorf("%w: no columns known for table %s", ErrUnsupported, p.needCols)}
+		}
+		// Cached under the text and the columns: a table whose columns
+		// changed gets a new analysis.
+		key := sql + "\x00" + strings.Join(names, "\x00")
+		if p = r.cache.get(key); p == nil {
+			p = r.analyzeWith(sql, names)
+			r.cache.put(key, p)
+		}
+		if p.err != nil {
+			return nil, p.err
+		}
+	}
+	return p.route(r, sql, args)
+}
+
+// dataNodes returns the data nodes of sharded table name (lower case).
+func (r *Router) dataNodes(name string) []DataNode {
+	if t := r.tables[name]; t != nil {
+		return t.nodes
+	}
+	return nil
 }
 
 // plan returns the cached analysis of sql, analysing it on first sight.

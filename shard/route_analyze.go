@@ -38,16 +38,23 @@ type analyzer struct {
 	sql  string
 	stmt sqlparser.Statement
 
-	uses     []*tableUse
-	useOf    map[string]*tableUse
-	nargs    int    // placeholders ('?')
-	namedArg string // a bind variable other than '?', if any
+	uses  []*tableUse
+	useOf map[string]*tableUse
+	nargs int // placeholders ('?')
+	// insertCols are the target table's columns, for an INSERT or
+	// REPLACE without a column list (Router.RouteContext); nil: unknown.
+	insertCols []string
+	namedArg   string // a bind variable other than '?', if any
 
 	markers map[string]int // routed table (lower) → table-reference index
 	names   []string       // per table reference: logical name
 }
 
-func (r *Router) analyze(sql string) *routePlan {
+func (r *Router) analyze(sql string) *routePlan { return r.analyzeWith(sql, nil) }
+
+// analyzeWith analyses sql; cols are the columns of the target of an
+// INSERT without a column list.
+func (r *Router) analyzeWith(sql string, cols []string) *routePlan {
 	stmt, err := r.parser.Parse(sql)
 	if err != nil {
 		// What the parser cannot read may still go to the default data
@@ -57,7 +64,7 @@ func (r *Router) analyze(sql string) *routePlan {
 		}
 		return &routePlan{kind: planFixed, ds: r.rules.DefaultDataSource, reason: ReasonDefault}
 	}
-	a := &analyzer{r: r, sql: sql, stmt: stmt, useOf: make(map[string]*tableUse), markers: make(map[string]int)}
+	a := &analyzer{r: r, sql: sql, stmt: stmt, useOf: make(map[string]*tableUse), markers: make(map[string]int), insertCols: cols}
 	p, err := a.run()
 	if err != nil {
 		var re *RouteError

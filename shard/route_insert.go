@@ -32,10 +32,19 @@ func (a *analyzer) shardedInsert(p *routePlan, ins *sqlparser.Insert) (*routePla
 		// subquery (refused before): cannot happen, but be safe.
 		return nil, a.fail(unsupported("INSERT that reads a sharded table"), p.shards[0].table.name, "")
 	}
-	if len(ins.Columns) == 0 {
-		return nil, a.fail(unsupported("INSERT into a sharded table needs a column list"), t.name, "")
-	}
 	rows := ins.Rows.(sqlparser.Values)
+	if len(ins.Columns) == 0 {
+		if a.insertCols == nil {
+			// Router.RouteContext asks for the table's columns.
+			p.needCols = t.name
+			return p, nil
+		}
+		cols, err := a.implicitColumns(t, rows)
+		if err != nil {
+			return nil, err
+		}
+		ins.Columns = cols
+	}
 	cols := make(map[string]int, len(ins.Columns))
 	for i, c := range ins.Columns {
 		cols[c.Lowered()] = i
@@ -276,4 +285,33 @@ func (a *analyzer) shardedInsertSelect(p *routePlan, ins *sqlparser.Insert, sel 
 	}
 	p.tmpl = buildTemplate(c, nil, false)
 	return p, nil
+}
+
+// implicitColumns is the column list of an INSERT without one: the
+// table's columns when each row has a value for each; all but the key
+// column when the rows have one value fewer and the table generates that
+// key (as ShardingSphere does).
+func (a *analyzer) implicitColumns(t *routeTable, rows sqlparser.Values) (sqlparser.Columns, error) {
+	n := len(a.insertCols)
+	if len(rows) > 0 {
+		n = len(rows[0])
+	}
+	keyCol := strings.ToLower(t.rule.KeyColumn)
+	var out sqlparser.Columns
+	switch {
+	case n == len(a.insertCols):
+		for _, c := range a.insertCols {
+			out = append(out, sqlparser.NewIdentifierCI(c))
+		}
+	case n == len(a.insertCols)-1 && keyCol != "" && slices.ContainsFunc(a.insertCols, func(c string) bool { return strings.EqualFold(c, keyCol) }):
+		for _, c := range a.insertCols {
+			if !strings.EqualFold(c, keyCol) {
+				out = append(out, sqlparser.NewIdentifierCI(c))
+			}
+		}
+	default:
+		return nil, a.fail(unsupported("INSERT without a column list has %d values per row, table %s has %d columns (%s)",
+			n, t.name, len(a.insertCols), strings.Join(a.insertCols, ", ")), t.name, "")
+	}
+	return out, nil
 }

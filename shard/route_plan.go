@@ -43,6 +43,7 @@ type routePlan struct {
 	multiErr   error          // why a SELECT cannot run over several units
 	merge      *selectRewrite // the merge of a SELECT over several units
 	ins        *insertPlan
+	needCols   string // an INSERT without a column list into this sharded table
 }
 
 // routeWithUnits allocates a Route and its first unit together.
@@ -63,6 +64,9 @@ func newRoute(n int) *Route {
 func (p *routePlan) route(r *Router, sql string, args []driver.NamedValue) (*Route, error) {
 	if len(args) != p.nargs {
 		return nil, &RouteError{SQL: sql, Err: fmt.Errorf("rwshard: shard: the statement has %d placeholders, got %d arguments", p.nargs, len(args))}
+	}
+	if p.needCols != "" {
+		return nil, &RouteError{Table: p.needCols, SQL: sql, Err: fmt.Errorf("%w: INSERT into a sharded table without a column list needs the table's columns (Router.RouteContext with a ColumnSource)", ErrUnsupported)}
 	}
 	switch p.kind {
 	case planFixed:
