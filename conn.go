@@ -260,9 +260,12 @@ func (c *conn) applyEffects(e router.Effect) {
 
 // unpin returns a replica connection held for a read-only transaction once
 // the transaction is over and its rows are closed. A primary connection
-// stays held until release.
+// stays held until release, unless the primary's pool is bounded
+// (rwshard.maxOpenConns, or an OpenDB handle with SetMaxOpenConns): then
+// it goes back at once, so that idle logical connections cannot hold
+// every connection of the bound and leave a busy one waiting for ever.
 func (c *conn) unpin() {
-	if c.sess == nil || c.cl.isPrimary(c.sess.node) || c.keep() {
+	if c.sess == nil || c.keep() || c.cl.isPrimary(c.sess.node) && !c.sess.node.bounded() {
 		return
 	}
 	c.sess.release(false)
@@ -861,19 +864,9 @@ func (c *conn) lose() error {
 	return driver.ErrBadConn
 }
 
-// IsValid reports whether database/sql may pool the connection again. It
-// changes nothing, with one exception: when the primary's pool is bounded
-// (rwshard.maxOpenConns, or an OpenDB handle with SetMaxOpenConns), a held
-// primary connection without session state goes back to it here, so that
-// idle logical connections cannot hold every connection of the bound and
-// leave a busy one waiting for ever.
-func (c *conn) IsValid() bool {
-	if c.sess != nil && !c.keep() && c.sess.node.bounded() {
-		c.sess.release(false)
-		c.sess = nil
-	}
-	return !c.broken
-}
+// IsValid reports whether database/sql may pool the connection again; a
+// pure check.
+func (c *conn) IsValid() bool { return !c.broken }
 
 // Close ends the session and, for Driver.Open, the connector.
 func (c *conn) Close() error {

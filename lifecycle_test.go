@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rwshard/rwshard"
 	"github.com/rwshard/rwshard/balance"
@@ -103,4 +104,37 @@ func mustDB(t *testing.T) *sql.DB {
 	require.NoError(t, err)
 	t.Cleanup(func() { db.Close() })
 	return db
+}
+
+// With the primary's pool bounded (rwshard.maxOpenConns=1), a transaction
+// hands its primary connection back when it ends: a *sql.Conn that the
+// application keeps idle after a transaction does not hold the only
+// connection while another one waits for it.
+func TestLabBoundedPoolTransactionsShareTheConnection(t *testing.T) {
+	l := rwLab.Get(t)
+	ctx := context.Background()
+	setup(t, l, "CREATE TABLE IF NOT EXISTS bounded (id INT PRIMARY KEY)", "TRUNCATE bounded")
+	db, err := sql.Open(rwshard.DriverName, labDSN(l, "rwshard.maxOpenConns=1"))
+	require.NoError(t, err)
+	defer db.Close()
+	for i := range 3 {
+		kept, err := db.Conn(ctx) // each stays open, idle, until the test ends
+		require.NoError(t, err)
+		defer kept.Close()
+		wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		tx, err := kept.BeginTx(wctx, nil)
+		require.NoError(t, err, "transaction %d waited for a connection an idle *sql.Conn holds", i)
+		_, err = tx.ExecContext(wctx, "INSERT INTO bounded VALUES (?)", i)
+		require.NoError(t, err)
+		require.NoError(t, tx.Commit())
+		cancel()
+	}
+	c, err := rwshard.ConnectorOf(ctx, db)
+	require.NoError(t, err)
+	for _, n := range c.Stats().Nodes {
+		if n.Primary {
+			assert.Equal(t, 1, n.Pool.MaxOpenConnections)
+			assert.Zero(t, n.Pool.InUse, "the primary connection is back in its pool")
+		}
+	}
 }
