@@ -171,7 +171,7 @@ func (r *Router) analyzeTableAdmin(sql string) *routePlan {
 	if !ok {
 		if name := r.mentionedTable(sql, nil); name != "" {
 			return &routePlan{err: &RouteError{Table: name, SQL: sql,
-				Err: unsupported("%s TABLE naming table %s in a form rwshard does not read (histograms, PERSISTENT FOR, placeholders, …)", strings.ToUpper(verb), name)}}
+				Err: unsupported("%s naming table %s in a form rwshard does not read (it reads %s TABLE t, … with the options of %s TABLE; not histograms, PERSISTENT FOR, placeholders, …)", strings.ToUpper(verb), name, strings.ToUpper(verb), strings.ToUpper(verb))}}
 		}
 		return nil
 	}

@@ -203,14 +203,18 @@ func TestRouteTableMaintenance(t *testing.T) {
 		},
 		{
 			name: "ANALYZE … UPDATE HISTOGRAM", sql: "ANALYZE TABLE t_account UPDATE HISTOGRAM ON user_id WITH 8 BUCKETS",
-			err: ErrUnsupported, errHas: []string{"ANALYZE TABLE naming table t_account", "histograms"},
+			err: ErrUnsupported, errHas: []string{"ANALYZE naming table t_account in a form rwshard does not read", "histograms"},
 		},
 		{
 			name: "CHECK with an option it does not take", sql: "CHECK TABLE t_order USE_FRM",
-			err: ErrUnsupported, errHas: []string{"CHECK TABLE naming table t_order"},
+			err: ErrUnsupported, errHas: []string{"CHECK naming table t_order", "options of CHECK TABLE"},
 		},
 		{
 			name: "a placeholder", sql: "ANALYZE TABLE t_order, ?", err: ErrUnsupported,
+		},
+		{
+			name: "MariaDB's ANALYZE SELECT of a sharded table", sql: "ANALYZE SELECT * FROM t_order", err: ErrUnsupported,
+			errHas: []string{"table t_order"},
 		},
 		{
 			name: "a default table without default data source", sql: "ANALYZE TABLE t_order, t_user", rules: routeNoDefault,
