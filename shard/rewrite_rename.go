@@ -113,6 +113,7 @@ func (a *analyzer) rename(c sqlparser.SQLNode, aliasMode bool) error {
 	switch s := c.(type) {
 	case *sqlparser.CreateTable:
 		mark(&s.Table)
+		a.markReferences(s)
 		if s.OptLike != nil {
 			mark(&s.OptLike.LikeTable)
 		}
@@ -123,6 +124,7 @@ func (a *analyzer) rename(c sqlparser.SQLNode, aliasMode bool) error {
 		}
 	case *sqlparser.AlterTable:
 		mark(&s.Table)
+		a.markReferences(s)
 		for _, o := range s.AlterOptions {
 			switch o := o.(type) {
 			case *sqlparser.AddConstraintDefinition:
@@ -135,6 +137,8 @@ func (a *analyzer) rename(c sqlparser.SQLNode, aliasMode bool) error {
 		}
 	case *sqlparser.TruncateTable:
 		mark(&s.Table)
+	case *sqlparser.CreateView:
+		mark(&s.ViewName)
 	case *sqlparser.DropTable:
 		for i := range s.FromTables {
 			mark(&s.FromTables[i])

@@ -25,6 +25,7 @@ type tableUse struct {
 	name     string // lower case
 	kind     refKind
 	all, top int // references anywhere / in the statement's own FROM or target
+	fk       int // references by FOREIGN KEY … REFERENCES (not in all)
 }
 
 // shardRef is a sharded table of a statement.
@@ -55,6 +56,9 @@ func (r *Router) analyze(sql string) *routePlan { return r.analyzeWith(sql, nil)
 // analyzeWith analyses sql; cols are the columns of the target of an
 // INSERT without a column list.
 func (r *Router) analyzeWith(sql string, cols []string) *routePlan {
+	if p := r.analyzeTableAdmin(sql); p != nil {
+		return p
+	}
 	stmt, err := r.parser.Parse(sql)
 	if err != nil {
 		// What the parser cannot read may still go to the default data
@@ -94,7 +98,7 @@ const (
 	classOther stmtClass = iota
 	classRead            // SELECT, UNION
 	classDML             // INSERT, REPLACE, UPDATE, DELETE
-	classDDL             // CREATE/ALTER/DROP/TRUNCATE TABLE, CREATE INDEX
+	classDDL             // CREATE/ALTER/DROP/TRUNCATE TABLE, CREATE INDEX, CREATE/DROP VIEW
 	classInfo            // SHOW, DESCRIBE, EXPLAIN: read-only, not a query of rows we merge
 )
 
@@ -104,7 +108,8 @@ func classify(stmt sqlparser.Statement) stmtClass {
 		return classRead
 	case *sqlparser.Insert, *sqlparser.Update, *sqlparser.Delete:
 		return classDML
-	case *sqlparser.CreateTable, *sqlparser.AlterTable, *sqlparser.DropTable, *sqlparser.TruncateTable:
+	case *sqlparser.CreateTable, *sqlparser.AlterTable, *sqlparser.DropTable, *sqlparser.TruncateTable,
+		*sqlparser.CreateView, *sqlparser.DropView:
 		return classDDL
 	case *sqlparser.Show, *sqlparser.ExplainTab, *sqlparser.ExplainStmt:
 		return classInfo
@@ -138,6 +143,12 @@ func (a *analyzer) run() (*routePlan, error) {
 		default:
 			other = append(other, u)
 		}
+	}
+	if d, ok := a.stmt.(*sqlparser.DropTable); ok && len(d.FromTables) > 1 && len(sharded)+len(broadcast) > 0 && !a.boundTogether(sharded, broadcast, other) {
+		return a.dropTables(p, d)
+	}
+	if d, ok := a.stmt.(*sqlparser.DropView); ok && len(sharded)+len(broadcast) > 0 {
+		return a.dropViews(d)
 	}
 	switch {
 	case len(sharded) > 0:
@@ -265,6 +276,19 @@ func (a *analyzer) sharded(p *routePlan, class stmtClass, sharded, other []*tabl
 		if u.all > u.top {
 			return nil, a.fail(unsupported("a sharded table in a subquery or derived table"), u.name, "")
 		}
+	}
+	if v, ok := a.stmt.(*sqlparser.CreateView); ok {
+		var err error
+		if sharded, err = a.checkView(v, sharded); err != nil {
+			return nil, err
+		}
+		first = sharded[0].name
+	} else if class == classDDL {
+		var err error
+		if sharded, other, err = a.foreignKeys(sharded, other); err != nil {
+			return nil, err
+		}
+		first = sharded[0].name
 	}
 	if len(other) > 0 {
 		return nil, a.fail(fmt.Errorf("%w: %s is sharded, %s is only in the default data source", ErrCrossShardJoin, first, other[0].name), first+", "+other[0].name, "")
@@ -418,33 +442,6 @@ func (a *analyzer) shardedSelect(p *routePlan, sel *sqlparser.Select) (*routePla
 	return p, nil
 }
 
-func (a *analyzer) shardedUpdate(p *routePlan, u *sqlparser.Update) (*routePlan, error) {
-	t := p.shards[0].table
-	at, ok := singleTable(u.TableExprs)
-	if !ok {
-		return nil, a.fail(unsupported("multi-table UPDATE of a sharded table"), t.name, "")
-	}
-	ref := strings.ToLower(at.As.String())
-	if ref == "" {
-		ref = t.name
-	}
-	for _, e := range u.Exprs {
-		q := strings.ToLower(e.Name.Qualifier.Name.String())
-		col := e.Name.Name.Lowered()
-		if (q == "" || q == ref) && t.hasColumn(col) {
-			return nil, a.fail(fmt.Errorf("%w: SET %s would move the row to another shard (delete and insert it instead)", ErrShardKeyUpdate, col), t.name, col)
-		}
-	}
-	p.cond = a.where(a.scope(p, u.TableExprs), u.Where, nil)
-	p.writeLimit = u.Limit != nil
-	c := sqlparser.CloneStatement(u)
-	if err := a.rename(c, true); err != nil {
-		return nil, err
-	}
-	p.tmpl = buildTemplate(c, nil, false)
-	return p, nil
-}
-
 func (a *analyzer) shardedDelete(p *routePlan, d *sqlparser.Delete) (*routePlan, error) {
 	t := p.shards[0].table
 	at, ok := singleTable(d.TableExprs)
@@ -484,11 +481,57 @@ func (a *analyzer) shardedDDL(p *routePlan) (*routePlan, error) {
 	p.ddl = true
 	p.cond = condAllNode
 	c := sqlparser.CloneStatement(a.stmt)
-	if err := a.rename(c, false); err != nil {
+	// A view's SELECT keeps the logical names as aliases, so that its
+	// columns have the same names on every node.
+	_, view := c.(*sqlparser.CreateView)
+	if err := a.rename(c, view); err != nil {
 		return nil, err
 	}
 	p.tmpl = buildTemplate(c, nil, false)
 	return p, nil
+}
+
+// boundTogether reports whether the statement's tables are sharded tables
+// of one binding group, each named once: DDL of them runs per data node,
+// pairing their physical tables.
+func (a *analyzer) boundTogether(sharded, broadcast, other []*tableUse) bool {
+	if len(broadcast) > 0 || len(other) > 0 {
+		return false
+	}
+	for i, u := range sharded {
+		if u.top != 1 {
+			return false
+		}
+		if i > 0 {
+			if ok, err := a.r.bindable(a.r.tables[sharded[0].name], a.r.tables[u.name]); !ok || err != nil {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// dropTables routes DROP TABLE of several tables, one of them sharded or
+// broadcast: one statement per data source that drops the physical tables
+// it holds.
+func (a *analyzer) dropTables(p *routePlan, d *sqlparser.DropTable) (*routePlan, error) {
+	if d.Temp {
+		return nil, a.fail(unsupported("DROP TEMPORARY TABLE of a sharded or broadcast table"), strings.Join(p.tables, ", "), "")
+	}
+	if a.nargs > 0 || a.namedArg != "" {
+		return nil, a.fail(unsupported("placeholders in DROP TABLE"), "", "")
+	}
+	plan, err := a.r.perSourcePlan(d.FromTables, func(names sqlparser.TableNames) string {
+		c := *d
+		c.FromTables = names
+		return sqlparser.String(&c)
+	})
+	if err != nil {
+		err.SQL = a.sql
+		return nil, err
+	}
+	plan.write = true
+	return plan, nil
 }
 
 // singleTable returns the one plain table of a FROM list.

@@ -52,6 +52,14 @@ func (a *analyzer) collect() {
 		case sqlparser.TableName:
 			a.use(n, false)
 			return false, nil
+		case *sqlparser.ReferenceDefinition:
+			// FOREIGN KEY … REFERENCES t: a table of the same data node
+			// (see foreignKeys).
+			a.useReference(n)
+			return false, nil
+		case *sqlparser.ColumnDefinition:
+			// A column's REFERENCES, which Walk does not visit.
+			a.useReference(columnReference(n))
 		case *sqlparser.Argument:
 			if i, ok := placeholderIndex(n.Name); ok {
 				a.nargs = max(a.nargs, i+1)
@@ -98,13 +106,41 @@ func (a *analyzer) collect() {
 		for _, n := range s.FromTables {
 			a.use(n, true)
 		}
+	case *sqlparser.CreateView:
+		a.use(s.ViewName, true)
+		if sel, ok := s.Select.(*sqlparser.Select); ok {
+			forTopTables(sel.From, top)
+		}
+	case *sqlparser.DropView:
+		for _, n := range s.FromTables {
+			a.use(n, true)
+		}
 	}
 }
 
-// use records a reference to table n.
-func (a *analyzer) use(n sqlparser.TableName, top bool) {
-	if n.IsEmpty() || (n.Qualifier.IsEmpty() && strings.EqualFold(n.Name.String(), "dual")) {
+// useReference records the table of a foreign key.
+func (a *analyzer) useReference(r *sqlparser.ReferenceDefinition) {
+	if r == nil {
 		return
+	}
+	if u := a.use(r.ReferencedTable, false); u != nil {
+		u.all--
+		u.fk++
+	}
+}
+
+// columnReference returns the REFERENCES of a column definition, or nil.
+func columnReference(c *sqlparser.ColumnDefinition) *sqlparser.ReferenceDefinition {
+	if c == nil || c.Type == nil || c.Type.Options == nil {
+		return nil
+	}
+	return c.Type.Options.Reference
+}
+
+// use records a reference to table n.
+func (a *analyzer) use(n sqlparser.TableName, top bool) *tableUse {
+	if n.IsEmpty() || (n.Qualifier.IsEmpty() && strings.EqualFold(n.Name.String(), "dual")) {
+		return nil
 	}
 	name := strings.ToLower(n.Name.String())
 	u := a.useOf[name]
@@ -124,6 +160,7 @@ func (a *analyzer) use(n sqlparser.TableName, top bool) {
 	} else {
 		u.all++
 	}
+	return u
 }
 
 // qualifiedRoutedTable reports whether a sharded or broadcast table is
@@ -197,6 +234,12 @@ func (a *analyzer) writeTargets() map[string]bool {
 	case *sqlparser.TruncateTable:
 		add(s.Table)
 	case *sqlparser.DropTable:
+		for _, n := range s.FromTables {
+			add(n)
+		}
+	case *sqlparser.CreateView:
+		add(s.ViewName)
+	case *sqlparser.DropView:
 		for _, n := range s.FromTables {
 			add(n)
 		}

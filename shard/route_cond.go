@@ -154,13 +154,23 @@ func (s *condScope) comparison(e *sqlparser.ComparisonExpr) *routeCond {
 	if cols, ok := e.Left.(sqlparser.ValTuple); ok {
 		return s.tuple(op, cols, e.Right)
 	}
-	col, ok := e.Left.(*sqlparser.ColName)
-	other := e.Right
+	// BINARY col = v and col = BINARY v compare bytes: they hold for some
+	// of the rows col = v holds for, all in the nodes of v. Only equality
+	// and IN: a range in byte order is not one in the column's collation.
+	left, right := e.Left, e.Right
+	if op == sqlparser.EqualOp || op == sqlparser.InOp {
+		left, right = unBinary(left), unBinary(right)
+		if t, ok := right.(sqlparser.ValTuple); ok && op == sqlparser.InOp {
+			right = unBinaryTuple(t)
+		}
+	}
+	col, ok := left.(*sqlparser.ColName)
+	other := right
 	if !ok {
-		if col, ok = e.Right.(*sqlparser.ColName); !ok {
+		if col, ok = right.(*sqlparser.ColName); !ok {
 			return condAllNode
 		}
-		other = e.Left
+		other = left
 		switch op { // v < col is col > v
 		case sqlparser.LessThanOp:
 			op = sqlparser.GreaterThanOp
@@ -220,6 +230,49 @@ func (s *condScope) comparison(e *sqlparser.ComparisonExpr) *routeCond {
 		})
 	}
 	return condAllNode
+}
+
+// unBinary returns x of BINARY x (CAST(x AS BINARY), without a length:
+// BINARY(n) cuts the value), else e.
+func unBinary(e sqlparser.Expr) sqlparser.Expr {
+	if x, ok := binaryOperand(e); ok {
+		return x
+	}
+	return e
+}
+
+func binaryOperand(e sqlparser.Expr) (sqlparser.Expr, bool) {
+	var x sqlparser.Expr
+	var t *sqlparser.ConvertType
+	switch c := e.(type) {
+	case *sqlparser.ConvertExpr:
+		x, t = c.Expr, c.Type
+	case *sqlparser.CastExpr:
+		if c.Array {
+			return nil, false
+		}
+		x, t = c.Expr, c.Type
+	default:
+		return nil, false
+	}
+	if t == nil || !strings.EqualFold(t.Type, "binary") || t.Length != nil || t.Scale != nil || t.Charset.Name != "" {
+		return nil, false
+	}
+	return x, true
+}
+
+// unBinaryTuple is t with BINARY taken off its values, copied if needed.
+func unBinaryTuple(t sqlparser.ValTuple) sqlparser.ValTuple {
+	for i := range t {
+		if _, ok := binaryOperand(t[i]); ok {
+			out := append(sqlparser.ValTuple(nil), t...)
+			for j := i; j < len(out); j++ {
+				out[j] = unBinary(out[j])
+			}
+			return out
+		}
+	}
+	return t
 }
 
 // tuple handles (a, b) = (1, 2) and (a, b) IN ((1, 2), (3, 4)): a

@@ -190,6 +190,11 @@ func routeDrain(t *testing.T, src Source) [][]driver.Value {
 	}
 }
 
+// routeUnparsed reports whether sql is a table maintenance statement
+// (ANALYZE, CHECK, CHECKSUM, OPTIMIZE, REPAIR TABLE), whose forms of several
+// tables vitess does not parse.
+func routeUnparsed(sql string) bool { return NewRouter(nil).adminVerb(sql) != "" }
+
 // routeCheckMerge checks that Merge accepts the route's plan for the
 // columns the units' SQL selects (each '*' counted as three columns).
 func routeCheckMerge(rt *Route) error {
@@ -198,6 +203,18 @@ func routeCheckMerge(rt *Route) error {
 			return fmt.Errorf("%d read units without merge plan", len(rt.Units))
 		}
 		return nil
+	}
+	if routeUnparsed(rt.Units[0].SQL) {
+		// ANALYZE, CHECK …: the servers' rows one after the other.
+		sources := make([]Source, len(rt.Units))
+		for i := range sources {
+			sources[i] = newRouteFakeSource([]string{"Table", "Op", "Msg_type", "Msg_text"}, nil)
+		}
+		m, err := Merge(*rt.MergePlanFor(4), sources)
+		if err != nil {
+			return err
+		}
+		return m.Close()
 	}
 	stmt, err := sqlparser.NewTestParser().Parse(rt.Units[0].SQL)
 	if err != nil {

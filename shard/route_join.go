@@ -29,12 +29,24 @@ func (t *routeTable) pairingColumn() string {
 // checkBindingJoin refuses a join of binding tables whose conditions do
 // not equate their pairing columns.
 func (a *analyzer) checkBindingJoin(sharded []*tableUse) error {
-	if len(sharded) < 2 {
-		return nil
-	}
 	var from []sqlparser.TableExpr
 	var where *sqlparser.Where
 	switch s := a.stmt.(type) {
+	case *sqlparser.CreateView:
+		// The tables the view selects from (the view is bound with them).
+		sel, ok := s.Select.(*sqlparser.Select)
+		if !ok {
+			return nil
+		}
+		from, where = sel.From, sel.Where
+		view := strings.ToLower(s.ViewName.Name.String())
+		var sources []*tableUse
+		for _, u := range sharded {
+			if u.name != view {
+				sources = append(sources, u)
+			}
+		}
+		sharded = sources
 	case *sqlparser.Select:
 		from, where = s.From, s.Where
 	case *sqlparser.Update:
@@ -43,6 +55,9 @@ func (a *analyzer) checkBindingJoin(sharded []*tableUse) error {
 		from, where = s.TableExprs, s.Where
 	default:
 		return nil // DDL naming several tables joins nothing
+	}
+	if len(sharded) < 2 {
+		return nil
 	}
 	refs := map[string]string{} // alias or table name → logical table
 	forTopTables(from, func(t *sqlparser.AliasedTableExpr, name sqlparser.TableName) {

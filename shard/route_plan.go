@@ -15,6 +15,7 @@ const (
 	planFixed          planKind = iota // one data source (default, or any for a broadcast read)
 	planBroadcastWrite                 // every data source
 	planSharded                        // data nodes of sharded tables
+	planUnits                          // units fixed by the analysis (see route_admin.go)
 )
 
 // routePlan is the analysis of one SQL text; immutable once built.
@@ -39,11 +40,14 @@ type routePlan struct {
 	shards     []*shardRef
 	cond       *routeCond
 	writeLimit bool           // UPDATE/DELETE … LIMIT: one unit only
+	keyAssigns []keyAssign    // UPDATE … SET of a sharding column to its pinned value
 	multi      *sqlTemplate   // SELECT over several units
 	multiErr   error          // why a SELECT cannot run over several units
 	merge      *selectRewrite // the merge of a SELECT over several units
 	ins        *insertPlan
 	needCols   string // an INSERT without a column list into this sharded table
+
+	units []Unit // planUnits, without arguments
 }
 
 // routeWithUnits allocates a Route and its first unit together.
@@ -85,6 +89,15 @@ func (p *routePlan) route(r *Router, sql string, args []driver.NamedValue) (*Rou
 		}
 		rt.Write, rt.Tables, rt.Reason = true, p.tables, p.reason
 		return rt, nil
+	case planUnits:
+		rt := newRoute(len(p.units))
+		copy(rt.Units, p.units)
+		rt.Write, rt.Tables, rt.Reason = p.write, p.tables, p.reason
+		if !p.write && len(p.units) > 1 {
+			// The rows of every data source, one after the other.
+			rt.Merge = &MergePlan{Limit: NoLimit}
+		}
+		return rt, nil
 	}
 	if p.ins != nil {
 		return p.routeInsert(r, sql, args)
@@ -119,6 +132,9 @@ func ordinals(args []driver.NamedValue) []driver.NamedValue {
 
 func (p *routePlan) routeSharded(r *Router, sql string, args []driver.NamedValue) (*Route, error) {
 	lead := p.shards[0].table
+	if err := p.checkKeyAssigns(lead, sql, args); err != nil {
+		return nil, err
+	}
 	var stack [8]uint64
 	ev := nodeEval{shards: p.shards, args: args, words: lead.words, scratch: stack[:0]}
 	set, keyed, err := ev.eval(p.cond)
