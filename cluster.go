@@ -184,6 +184,17 @@ func (cl *cluster) readable(f *readFilter, n, prim *node) (ok, healthy bool) {
 	return ok, healthy
 }
 
+// poolUnavailable reports, for a pooled read that no replica passed,
+// that its pool cannot serve it (its replicas down, fenced or over the
+// lag bound): the read goes where Config.PoolFallback says. A pool whose
+// replicas are healthy but do not have the scope's last write yet serves
+// it as the default pool does: a causal wait on the pool's replica
+// closest to it, else the primary (read-your-writes), never another
+// pool's replicas.
+func (f *readFilter) poolUnavailable(anyHealthy bool) bool {
+	return f.pool > 0 && !(anyHealthy && (!f.gtid.IsZero() || !f.since.IsZero()))
+}
+
 // pickReader asks the policy for a node that passes f; nil when none does.
 // anyHealthy reports whether some replica was healthy but excluded by f's
 // consistency rules. A custom policy returning a bad index counts as no
@@ -337,7 +348,7 @@ func (cl *cluster) closest(f *readFilter) *node {
 	prim := cl.primary()
 	best := time.Duration(-1)
 	for _, n := range cl.nodes {
-		if ok, _ := relaxed.eligible(n, n == prim); !ok {
+		if ok, _ := relaxed.eligible(n, n == prim); !ok || n.pool != relaxed.pool {
 			continue
 		}
 		if lag, known := n.h.Lag(); known && lag < cl.cfg.CausalTimeout && (best < 0 || lag < best) {

@@ -156,6 +156,17 @@ type Config struct {
 	// pool), "primary", "default" (the replicas in no pool), or the name
 	// of another pool (which then has no fallback of its own).
 	PoolFallback string
+	// PoolRules send reads to a pool without a hint, by the tables they
+	// read or a regular expression over their text (see PoolRule): the
+	// first rule that matches chooses the pool. A pool hint beats every
+	// rule. Rules only choose among replicas, as the hint does: a
+	// statement bound to the primary (a write, a locking read, anything in
+	// a transaction or a pinned session, hint.Primary, a stored function)
+	// stays there, and read-your-writes applies inside the pool. The
+	// decision is made once per statement text and cached with its
+	// classification. The DSN (rwshard.poolTables) holds rules by table
+	// only; rules with Match are Config-only.
+	PoolRules []PoolRule
 
 	// Weights by node name, for the weighted policy. Every replica needs
 	// a weight (0 = never read from it); a primary weight above 0 makes the
@@ -317,6 +328,9 @@ type Config struct {
 	// dbs are existing handles given to OpenDB, in Nodes order. They are
 	// not closed by rwshard.
 	dbs []dbHandle
+	// rules: PoolRules compiled by normalize (immutable, shared by
+	// clones).
+	rules []poolRule
 	// defaulted: made by NewConfig (or ParseDSN), so a zero field is a
 	// value the caller chose. A Config written as a literal gets the
 	// defaults of NewConfig for every zero field instead (see normalize).
@@ -406,6 +420,13 @@ func (c *Config) Clone() *Config {
 		out.Pools = make(map[string][]string, len(c.Pools))
 		for k, v := range c.Pools {
 			out.Pools[k] = slices.Clone(v)
+		}
+	}
+	if c.PoolRules != nil {
+		out.PoolRules = make([]PoolRule, len(c.PoolRules))
+		for i, r := range c.PoolRules {
+			r.Tables = slices.Clone(r.Tables)
+			out.PoolRules[i] = r
 		}
 	}
 	out.ReplicaFunctions = slices.Clone(c.ReplicaFunctions)
@@ -550,13 +571,13 @@ func (c *Config) normalizeSettings() error {
 	return c.checkPools()
 }
 
-// checkPools validates Pools and PoolFallback against the node names.
+// checkPools validates Pools, PoolFallback and PoolRules against the node
+// names. In a sharded configuration the nodes are the data sources' and
+// the sharding module checks the pools' nodes against them; each data
+// source's own configuration is checked here again.
 func (c *Config) checkPools() error {
 	if c.PoolFallback == "" {
 		c.PoolFallback = "error"
-	}
-	if c.sharded() && len(c.Pools) > 0 {
-		return configErr("rwshard.pools", "", "replica pools are not supported with sharding")
 	}
 	names := map[string]bool{}
 	for _, n := range c.Nodes {
@@ -572,7 +593,7 @@ func (c *Config) checkPools() error {
 		}
 		for _, n := range c.Pools[pool] {
 			switch {
-			case !names[n]:
+			case !names[n] && !c.sharded():
 				return configErr("rwshard.pools", pool+":"+n, "no node %q; nodes: %s", n, nodeNames(c.Nodes))
 			case in[n] != "":
 				return configErr("rwshard.pools", pool+":"+n, "node %q is in pools %s and %s; one at most", n, in[n], pool)
@@ -586,7 +607,7 @@ func (c *Config) checkPools() error {
 	default:
 		return configErr("rwshard.poolFallback", fb, "want error, primary, default or a pool name")
 	}
-	return nil
+	return c.checkPoolRules()
 }
 
 // netName reports a network name as go-sql-driver takes them: letters,

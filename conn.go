@@ -78,6 +78,9 @@ type conn struct {
 	ran     *node
 	waited  time.Duration
 	retried bool
+	// rule is the pool rule (1-based, Config.PoolRules) that chose the
+	// last routed read's pool; 0: none.
+	rule int
 	// A BeginTx transaction's tracer context and start (Config.Tracer).
 	txCtx   context.Context
 	txStart time.Duration
@@ -144,6 +147,7 @@ func (c *conn) rejectReadOnlyTx(err error) bool {
 
 // route classifies a statement and decides where it goes.
 func (c *conn) route(ctx context.Context, q string) (router.Class, router.Decision, hint.Hint, error) {
+	c.rule = 0
 	if c.broken {
 		return router.Class{}, router.Decision{}, hint.Hint{}, c.lost(q)
 	}
@@ -167,6 +171,15 @@ func (c *conn) route(ctx context.Context, q string) (router.Class, router.Decisi
 	d := router.Decide(cls, h, router.State{InTx: c.inTx(), Pinned: c.dirty})
 	if d.Target == router.ToReplica && (len(cls.Functions) > 0 && !c.cl.replicaSafe(cls.Functions) || c.cl.isPrimaryOnly(q)) {
 		d = router.Decision{Target: router.ToPrimary, Reason: router.ReasonStoredFunction}
+	}
+	if d.Target == router.ToReplica && h.Pool == "" && cls.Tag > 0 {
+		// A pool rule (Config.PoolRules), decided with the
+		// classification: only for a read bound for a replica that names
+		// no pool itself.
+		c.rule = c.cl.poolRule(cls)
+		if c.rule > 0 {
+			h.Pool = c.cl.cfg.rules[c.rule-1].pool
+		}
 	}
 	if h.Route == hint.NodeOnly && d.Pin {
 		// A session statement goes to the primary connection it pins; a

@@ -156,7 +156,7 @@ func newCluster(cfg *Config) (*cluster, error) {
 		cfg:        cfg,
 		byName:     make(map[string]*node, len(cfg.Nodes)),
 		policy:     policy,
-		classifier: router.NewClassifier(cfg.ClassifierCacheSize),
+		classifier: router.NewTaggingClassifier(cfg.ClassifierCacheSize, cfg.poolTagger()),
 		budget:     health.NewBudget(cfg.RetryBudget, 1),
 		weighted:   cfg.Policy == nil && cfg.Balance == "weighted",
 	}

@@ -281,7 +281,7 @@ func (c *conn) pickForRead(f *readFilter, d *router.Decision, q string) (*node, 
 		return nil, health.GTIDSet{}, c.cl.unknownPool(q)
 	}
 	n, anyHealthy := c.cl.pickReader(f)
-	if n == nil && f.pool > 0 {
+	if n == nil && f.poolUnavailable(anyHealthy) {
 		toPrimary, err := c.cl.poolFallback(f, q)
 		if err != nil {
 			return nil, health.GTIDSet{}, err

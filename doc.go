@@ -17,6 +17,13 @@
 // (/* rwshard:primary */) override the decision for reads; no hint sends a
 // write to a replica.
 //
+// Replica pools (Config.Pools) keep traffic classes apart: a read hinted
+// hint.Pool(ctx, "reporting"), or matched by a pool rule (Config.PoolRules:
+// the tables it reads, or a regular expression over its text), runs only
+// on that pool's replicas, which take no other reads. A hint beats a rule;
+// neither moves a statement bound to the primary. The rule decision is
+// cached per statement text with its classification.
+//
 // Three ways in: sql.Open with a DSN (ParseDSN), NewConnector with a Config
 // and sql.OpenDB, or OpenDB over existing *sql.DB pools (go-sqlmock in unit
 // tests). Neither sql.Open nor NewConnector does network I/O: health probes
@@ -40,6 +47,8 @@
 //	rwshard.weights             one number per host, primary first       none
 //	rwshard.pools               replica pools: reporting:replica3|replica4 none
 //	rwshard.poolFallback        error, primary, default or a pool        error
+//	rwshard.poolTables          pool rules by table:
+//	                            reporting:report_*|audit.*,batch:exports none
 //	rwshard.readOnlyTx          primary, replica                         primary
 //	rwshard.replicaFunctions    stored functions safe on replicas, or *  none
 //	rwshard.connectTimeout      bounds dial and handshake                3s

@@ -200,6 +200,15 @@ func (c *Config) setParam(key, val string) error {
 			}
 			c.Pools[pool] = strings.Split(nodes, "|")
 		}
+	case "poolTables":
+		c.PoolRules = slices.DeleteFunc(c.PoolRules, func(r PoolRule) bool { return r.Match == "" })
+		for item := range strings.SplitSeq(val, ",") {
+			pool, tables, ok := strings.Cut(item, ":")
+			if !ok || pool == "" || tables == "" {
+				return configErr(key, val, "rule %q: want pool:table|table,…", item)
+			}
+			c.PoolRules = append(c.PoolRules, PoolRule{Pool: pool, Tables: strings.Split(tables, "|")})
+		}
 	case "replicaFunctions":
 		c.ReplicaFunctions = nil
 		for f := range strings.SplitSeq(val, ",") {
@@ -275,7 +284,7 @@ var paramByName = func() map[string]*param {
 }()
 
 func knownParams() []string {
-	names := []string{"balance", "names", "pools", "replicaFunctions", "weights"}
+	names := []string{"balance", "names", "pools", "poolTables", "replicaFunctions", "weights"}
 	for _, p := range params {
 		names = append(names, p.name)
 	}
@@ -410,6 +419,15 @@ func (c *Config) rwParams() [][2]string {
 			items = append(items, pool+":"+strings.Join(c.Pools[pool], "|"))
 		}
 		add("pools", strings.Join(items, ","))
+	}
+	var rules []string
+	for _, r := range c.PoolRules {
+		if r.Match == "" { // rules with a regular expression are Config-only
+			rules = append(rules, r.Pool+":"+strings.Join(r.Tables, "|"))
+		}
+	}
+	if len(rules) > 0 {
+		add("poolTables", strings.Join(rules, ","))
 	}
 	if len(c.Weights) > 0 {
 		ws := make([]string, len(c.Nodes))

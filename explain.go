@@ -35,8 +35,12 @@ type Plan struct {
 	Targets []string
 	// Hint is the hint that applied, with its source, or "".
 	Hint string
-	// Pool is the replica pool of a read hinted to one (Config.Pools).
+	// Pool is the replica pool of a read hinted to one (Config.Pools) or
+	// sent there by a pool rule.
 	Pool string
+	// PoolRule is the pool rule that chose Pool ("1: tables report_daily",
+	// numbered from 1 in Config.PoolRules), or "" (a hint, or none).
+	PoolRule string
 	// Consistency says what the read rules decided for this context.
 	Consistency string
 	// Units: for a sharded connector, the statement as each shard gets
@@ -68,13 +72,24 @@ func (p Plan) String() string {
 	}
 	if p.Pool != "" {
 		fmt.Fprintf(&b, "\npool: %s", p.Pool)
+		if p.PoolRule != "" {
+			fmt.Fprintf(&b, " (rule %s)", p.PoolRule)
+		}
 	}
 	if p.Consistency != "" {
 		fmt.Fprintf(&b, "\nconsistency: %s", p.Consistency)
 	}
 	fmt.Fprintf(&b, "\nsql: %s", redact.Literals(p.SQL))
 	for _, u := range p.Units {
-		fmt.Fprintf(&b, "\n  shard %s: %s on %s: %s", u.DataSource, u.Plan.Reason, strings.Join(u.Plan.Targets, ", "), redact.Literals(u.Plan.SQL))
+		fmt.Fprintf(&b, "\n  shard %s: %s on %s", u.DataSource, u.Plan.Reason, strings.Join(u.Plan.Targets, ", "))
+		if u.Plan.Pool != "" {
+			fmt.Fprintf(&b, " (pool %s", u.Plan.Pool)
+			if u.Plan.PoolRule != "" {
+				fmt.Fprintf(&b, ", rule %s", u.Plan.PoolRule)
+			}
+			b.WriteString(")")
+		}
+		fmt.Fprintf(&b, ": %s", redact.Literals(u.Plan.SQL))
 	}
 	return b.String()
 }
@@ -150,7 +165,11 @@ func (lc *conn) explain(ctx context.Context, query string) (Plan, error) {
 			p.Effects = append(p.Effects, en.name)
 		}
 	}
-	p.Hint = describeHint(ctx, cls.Hint, h)
+	described := h
+	if lc.rule > 0 {
+		described.Pool = "" // the rule's, not a hint's
+	}
+	p.Hint = describeHint(ctx, cls.Hint, described)
 	cl := lc.cl
 	switch {
 	case d.Target == router.ToNode:
@@ -165,6 +184,9 @@ func (lc *conn) explain(ctx context.Context, query string) (Plan, error) {
 			return p, cl.unknownPool(query)
 		}
 		p.Pool = cl.pools[f.pool]
+		if lc.rule > 0 {
+			p.PoolRule = cl.cfg.rules[lc.rule-1].desc
+		}
 		p.Consistency = describeConsistency(cl.cfg, f)
 		prim := cl.primary()
 		anyHealthy := false
@@ -178,7 +200,7 @@ func (lc *conn) explain(ctx context.Context, query string) (Plan, error) {
 			}
 		}
 		targets()
-		if len(p.Targets) == 0 && f.pool > 0 {
+		if len(p.Targets) == 0 && f.poolUnavailable(anyHealthy) {
 			toPrimary, err := cl.poolFallback(&f, query)
 			if err != nil {
 				return p, err
@@ -286,6 +308,11 @@ func (c *conn) logRoute(ctx context.Context, q string, args []driver.NamedValue,
 	}
 	if c.ran != nil && c.ran.pool > 0 {
 		attrs = append(attrs, slog.String("pool", c.cl.pools[c.ran.pool]))
+	}
+	if c.rule > 0 {
+		// The rule that chose the pool, also when the read fell back out
+		// of it (rwshard.poolFallback).
+		attrs = append(attrs, slog.String("rule", c.cl.cfg.rules[c.rule-1].desc))
 	}
 	if len(args) > 0 {
 		if cfg.LogArgs {

@@ -22,13 +22,19 @@ func (nullConnector) Connect(context.Context) (driver.Conn, error) {
 }
 func (nullConnector) Driver() driver.Driver { return nil }
 
-func benchConn(tb testing.TB) *conn {
+func benchConn(tb testing.TB) *conn { return benchConnWith(tb, nil) }
+
+// benchConnWith is benchConn with the Config changed by edit first.
+func benchConnWith(tb testing.TB, edit func(*Config)) *conn {
 	tb.Helper()
 	cfg := NewConfig()
 	cfg.Health = false
 	for range 3 {
 		cfg.dbs = append(cfg.dbs, sql.OpenDB(nullConnector{}))
 		cfg.Nodes = append(cfg.Nodes, Node{Name: defaultName(len(cfg.Nodes))})
+	}
+	if edit != nil {
+		edit(cfg)
 	}
 	c, err := NewConnector(cfg)
 	if err != nil {
@@ -127,7 +133,10 @@ func BenchmarkRouteFirstSight(b *testing.B) {
 // benchmarkFirstSight routes 100k distinct statements, base + a number +
 // suffix, in turn.
 func benchmarkFirstSight(b *testing.B, base, suffix string) {
-	c := benchConn(b)
+	benchmarkFirstSightOn(b, benchConn(b), base, suffix)
+}
+
+func benchmarkFirstSightOn(b *testing.B, c *conn, base, suffix string) {
 	qs := make([]string, 100_000)
 	for i := range qs {
 		qs[i] = base + strconv.Itoa(i) + suffix

@@ -43,6 +43,8 @@ type Classifier struct {
 	// them to force collisions and to count classifications.
 	hash     func(string) uint64
 	classify func(string) (Class, error)
+	// tag computes Class.Tag (NewTaggingClassifier); nil: none.
+	tag func(string, Class) int
 }
 
 // shard is one independently locked part of the cache. It holds two
@@ -91,6 +93,17 @@ func NewClassifier(size int) *Classifier {
 	return c
 }
 
+// NewTaggingClassifier is NewClassifier with a tag function: a pure
+// function of a text and its class, run once per text when it is
+// classified (not on a cache hit), whose result the Classifier returns
+// as Class.Tag. The driver uses it to decide its pool rules once per
+// statement text. tag is not called for a text whose hint is malformed.
+func NewTaggingClassifier(size int, tag func(sql string, c Class) int) *Classifier {
+	c := NewClassifier(size)
+	c.tag = tag
+	return c
+}
+
 // Classify returns Classify(sql), from the cache when it can.
 func (c *Classifier) Classify(sql string) (Class, error) {
 	h := c.hash(sql)
@@ -109,6 +122,9 @@ func (c *Classifier) Classify(sql string) (Class, error) {
 	s.mu.Unlock()
 
 	class, err := c.classify(sql)
+	if err == nil && c.tag != nil {
+		class.Tag = c.tag(sql, class)
+	}
 	if len(sql) <= c.halfBytes {
 		s.mu.Lock()
 		c.put(s, h, entry{sql: sql, class: class, err: err})

@@ -102,4 +102,8 @@ type Class struct {
 	// primary unless the configuration says the function is safe on
 	// replicas. Shared: do not modify.
 	Functions []string
+	// Tag is the value the Classifier's tag function computed for the
+	// text and this class (see NewTaggingClassifier), cached with it; 0
+	// without one.
+	Tag int
 }

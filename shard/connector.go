@@ -5,7 +5,9 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -96,6 +98,9 @@ type state struct {
 // build opens a connector per data source of rules, reusing those of prev
 // whose data source is unchanged.
 func (c *connector) build(rules *Rules, prev *state) (*state, error) {
+	if err := checkPoolNodes(c.base.Pools, rules); err != nil {
+		return nil, err
+	}
 	st := &state{rules: rules, router: NewRouter(rules),
 		sources: map[string]*rwshard.Connector{}, keys: map[string]string{}, drained: make(chan struct{})}
 	for name, ds := range rules.DataSources {
@@ -164,7 +169,71 @@ func dataSourceConfig(base *rwshard.Config, ds *DataSource) (*rwshard.Config, er
 			cfg.Weights[cfg.Nodes[i+1].Name] = w
 		}
 	}
+	if cfg.Pools, err = dataSourcePools(base.Pools, ds.Name, cfg.Nodes); err != nil {
+		return nil, err
+	}
 	return cfg, nil
+}
+
+// poolMember reports whether pool member m (Config.Pools) names node of
+// data source ds: by its full name (ds_0-replica2) or, for every data
+// source, by the name within it (replica2).
+func poolMember(m, ds, node string) bool { return node == m || node == ds+"-"+m }
+
+// dataSourcePools is the part of the replica pools in data source ds:
+// pool → its nodes there. Pools apply in every data source with the
+// same meaning, so each needs at least one node in each: a multi-shard
+// report would otherwise read some shards from the replicas it must keep
+// off, or fail there.
+func dataSourcePools(pools map[string][]string, ds string, nodes []rwshard.Node) (map[string][]string, error) {
+	if len(pools) == 0 {
+		return nil, nil
+	}
+	out := make(map[string][]string, len(pools))
+	for _, pool := range slices.Sorted(maps.Keys(pools)) {
+		for _, n := range nodes {
+			for _, m := range pools[pool] {
+				if poolMember(m, ds, n.Name) {
+					out[pool] = append(out[pool], n.Name)
+					break
+				}
+			}
+		}
+		if len(out[pool]) == 0 {
+			names := make([]string, len(nodes))
+			for i, n := range nodes {
+				names[i] = n.Name
+			}
+			return nil, &rwshard.ConfigError{Key: "rwshard.pools", Value: pool + ":" + strings.Join(pools[pool], "|"),
+				Err: fmt.Errorf("pool %s has no node in data source %s (nodes: %s); name replicaN for that replica of every data source, or %s-replicaN",
+					pool, ds, strings.Join(names, ", "), ds)}
+		}
+	}
+	return out, nil
+}
+
+// checkPoolNodes refuses a pool member that names no node of any data
+// source.
+func checkPoolNodes(pools map[string][]string, rules *Rules) error {
+	for _, pool := range slices.Sorted(maps.Keys(pools)) {
+		for _, m := range pools[pool] {
+			found := false
+			for name, ds := range rules.DataSources {
+				for i := range len(ds.Replicas) + 1 {
+					node := name + "-primary"
+					if i > 0 {
+						node = fmt.Sprintf("%s-replica%d", name, i)
+					}
+					found = found || poolMember(m, name, node)
+				}
+			}
+			if !found {
+				return &rwshard.ConfigError{Key: "rwshard.pools", Value: pool + ":" + m,
+					Err: fmt.Errorf("no node %q in any data source; a data source's nodes are <ds>-primary, <ds>-replica1, …, and replicaN names that replica of every data source", m)}
+			}
+		}
+	}
+	return nil
 }
 
 // DataSourceConfigs returns, for a sharded Config, the configuration of
