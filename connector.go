@@ -444,6 +444,15 @@ func WithConfig(f func(*Config)) Option {
 // suit unit tests: health probes off and Consistency eventual (no
 // statement the test did not expect); a service passes WithHealth(true)
 // and WithConfig to set Consistency.
+//
+// rwshard checks a connection out of such a pool with DB.Conn, gets its
+// driver connection through Conn.Raw, and uses it while it holds the
+// *sql.Conn, after Raw has returned: database/sql's documentation forbids
+// that. database/sql itself uses a connection that a *sql.Conn holds only
+// through that *sql.Conn, which rwshard alone has, so the rule is not
+// broken in effect; it stays the one place rwshard steps outside it. Pools
+// rwshard opens itself (NewConnector, sql.Open) are its own and have no
+// such exception.
 func OpenDB(primary *sql.DB, replicas []*sql.DB, opts ...Option) (*sql.DB, error) {
 	if primary == nil {
 		return nil, configErr("primary", "", "nil *sql.DB")

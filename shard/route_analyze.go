@@ -521,11 +521,17 @@ func (a *analyzer) dropTables(p *routePlan, d *sqlparser.DropTable) (*routePlan,
 	if a.nargs > 0 || a.namedArg != "" {
 		return nil, a.fail(unsupported("placeholders in DROP TABLE"), "", "")
 	}
-	plan, err := a.r.perSourcePlan(d.FromTables, func(names sqlparser.TableNames) string {
+	return a.perSourceWrite(d.FromTables, func(names sqlparser.TableNames) string {
 		c := *d
 		c.FromTables = names
 		return sqlparser.String(&c)
 	})
+}
+
+// perSourceWrite plans a statement over tables as one write per data
+// source, render giving its text for the physical tables there.
+func (a *analyzer) perSourceWrite(tables sqlparser.TableNames, render func(sqlparser.TableNames) string) (*routePlan, error) {
+	plan, err := a.r.perSourcePlan(tables, render)
 	if err != nil {
 		err.SQL = a.sql
 		return nil, err

@@ -68,15 +68,9 @@ func (a *analyzer) checkView(v *sqlparser.CreateView, sharded []*tableUse) ([]*t
 // dropViews routes DROP VIEW of sharded or broadcast views: one statement
 // per data source that drops the physical views it holds.
 func (a *analyzer) dropViews(d *sqlparser.DropView) (*routePlan, error) {
-	plan, err := a.r.perSourcePlan(d.FromTables, func(names sqlparser.TableNames) string {
+	return a.perSourceWrite(d.FromTables, func(names sqlparser.TableNames) string {
 		c := *d
 		c.FromTables = names
 		return sqlparser.String(&c)
 	})
-	if err != nil {
-		err.SQL = a.sql
-		return nil, err
-	}
-	plan.write = true
-	return plan, nil
 }
