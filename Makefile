@@ -40,8 +40,12 @@ check:
 # go-sql-driver/mysql direct and rwshard side by side. Writes bench.txt
 # (raw) and bench-summary.txt. COUNT, BENCHTIME (1s) and BENCH (regexp)
 # can be set: make bench COUNT=10 BENCH=PointSelect
-bench-tpcc: mariadb
-	cd bench/tpcc && RWSHARD_LAB=require $(GO) test -tags tpcc -run 'TestTPCC|TestReadHeavy' -v -timeout 60m .
-
+# Then the workloads (bench-tpcc): TPC-C and a read-only mix, rwshard
+# against go-sql-driver direct in interleaved pairs (bench/tpcc/README.md);
+# TPCC=0 leaves them out.
 bench: mariadb
 	GO=$(GO) COUNT=$(or $(COUNT),6) BENCHTIME=$(or $(BENCHTIME),1s) BENCH='$(or $(BENCH),.)' ./scripts/bench
+	@if [ "$(TPCC)" != 0 ]; then $(MAKE) --no-print-directory bench-tpcc; fi
+
+bench-tpcc: mariadb
+	cd bench/tpcc && RWSHARD_LAB=require $(GO) test -tags tpcc -run 'TestTPCC|TestReadHeavy' -v -timeout 60m .
