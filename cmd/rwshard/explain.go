@@ -30,7 +30,7 @@ goes after "--".
 
 With -json, stdout is the plan as one JSON document: {"sql", "kind",
 "effects", "statements", "reason", "targets", "hint", "consistency",
-"tables", "units": [{"data_source", "plan"}]}.`,
+"tables", "pool", "pool_rule", "units": [{"data_source", "plan"}]}.`,
 		interspersed: true,
 		flags: func(fs *flag.FlagSet) func(context.Context, *env, []string) int {
 			timeout := fs.Duration("timeout", 10*time.Second, "bound on connecting, the first probes and the plan")
@@ -87,6 +87,8 @@ type planJSON struct {
 	Hint        string     `json:"hint,omitempty"`
 	Consistency string     `json:"consistency,omitempty"`
 	Tables      []string   `json:"tables,omitempty"`
+	Pool        string     `json:"pool,omitempty"`
+	PoolRule    string     `json:"pool_rule,omitempty"`
 	Units       []unitJSON `json:"units,omitempty"`
 }
 
@@ -98,7 +100,8 @@ type unitJSON struct {
 
 func planOf(p rwshard.Plan) planJSON {
 	j := planJSON{SQL: redact.Literals(p.SQL), Kind: p.Kind, Effects: p.Effects, Statements: p.Statements,
-		Reason: p.Reason, Targets: p.Targets, Hint: p.Hint, Consistency: p.Consistency, Tables: p.Tables}
+		Reason: p.Reason, Targets: p.Targets, Hint: p.Hint, Consistency: p.Consistency, Tables: p.Tables,
+		Pool: p.Pool, PoolRule: p.PoolRule}
 	if j.Effects == nil {
 		j.Effects = []string{}
 	}

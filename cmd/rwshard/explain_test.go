@@ -101,6 +101,16 @@ func TestExplainJSON(t *testing.T) {
 	var p planJSON
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &p))
 	assert.Equal(t, "comment: primary", p.Hint)
+
+	// A pool chosen by a rule, and the rule, in the JSON plan.
+	r = cli(t, "explain", "-json", dsn+"&rwshard.pools=reporting:replica2&rwshard.poolTables=reporting:report_*",
+		"SELECT * FROM report_daily WHERE day = ?", "7")
+	require.Equal(t, exitOK, r.code, r)
+	p = planJSON{}
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &p))
+	assert.Equal(t, "reporting", p.Pool)
+	assert.Equal(t, "1: tables report_*", p.PoolRule)
+	assert.Equal(t, []string{"replica2"}, p.Targets)
 }
 
 // Flags go anywhere, numbers are ARGs, and "--" ends the flags.
