@@ -685,8 +685,12 @@ func (c *conn) beginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, e
 		var b *backend
 		var err error
 		if opts.ReadOnly && c.cl.cfg.ReadOnlyTx == TxReadReplica {
+			// The replica is chosen at BEGIN, before any statement: the
+			// context's pool and lag hints apply, pool rules (by table
+			// or text) cannot.
 			d.Target = router.ToReplica
-			out, b, err = c.dispatchRead(ctx, &d, hint.Hint{}, "BEGIN", begin)
+			ch, _ := hint.FromContext(ctx)
+			out, b, err = c.dispatchRead(ctx, &d, hint.Hint{Pool: ch.Pool, MaxLag: ch.MaxLag}, "BEGIN", begin)
 		} else {
 			out, b, err = c.dispatchPrimary(ctx, router.Class{Kind: router.Write}, d, "BEGIN", begin)
 		}

@@ -100,6 +100,23 @@ func TestLabPools(t *testing.T) {
 		assert.Equal(t, "replica1", ranOn(t, l, db, ctx, "SELECT @@server_id"))
 		assert.Equal(t, "replica2", ranOn(t, l, db, report, "SELECT @@server_id"))
 	}
+	// A read-only transaction on a replica (readOnlyTx=replica) takes the
+	// context's pool.
+	ro, err := sql.Open(rwshard.DriverName, labDSN(l, "rwshard.pools=reporting:replica2&rwshard.readOnlyTx=replica"))
+	require.NoError(t, err)
+	defer ro.Close()
+	labtest.WaitReady(t, ro)
+	for _, tc := range []struct {
+		ctx  context.Context
+		want string
+	}{{ctx, "replica1"}, {report, "replica2"}} {
+		for range 3 {
+			tx, err := ro.BeginTx(tc.ctx, &sql.TxOptions{ReadOnly: true})
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, ranOn(t, l, tx, tc.ctx, "SELECT @@server_id"), "read-only transaction")
+			require.NoError(t, tx.Commit())
+		}
+	}
 	fallback := open("default")
 
 	r2 := l.Replicas()[1]
