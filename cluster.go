@@ -123,6 +123,16 @@ func (cl *cluster) scope(ctx context.Context) *Session {
 	return &cl.global
 }
 
+// partOf is the part of session s that holds this cluster's writes:
+// Config.DataSource's, or, for the connector's own scope (its cluster's
+// alone), the unnamed one.
+func (cl *cluster) partOf(s *Session) string {
+	if s == &cl.global {
+		return ""
+	}
+	return cl.cfg.DataSource
+}
+
 // primary returns the node currently taken as primary.
 func (cl *cluster) primary() *node {
 	i, _ := cl.mon.Primary()

@@ -325,6 +325,17 @@ type Config struct {
 	// at once (default 8).
 	ShardConcurrency int
 
+	// DataSource names the replication cluster this connector serves in
+	// the read-your-writes state of sessions (Session): a session keeps
+	// the writes of each cluster apart, and a read consults those of its
+	// own cluster only. The sharding module sets it to each data source's
+	// name; empty (the default) is the unnamed cluster. Set it when one
+	// session's context reaches connectors of different clusters that the
+	// sharding module does not build (two unsharded *sql.DBs), each to a
+	// name of its own, stable across the processes that exchange session
+	// tokens. Config-only: the DSN does not carry it.
+	DataSource string
+
 	// dbs are existing handles given to OpenDB, in Nodes order. They are
 	// not closed by rwshard.
 	dbs []dbHandle

@@ -312,7 +312,7 @@ func (c *conn) commitWrite(ctx context.Context, b *backend) {
 	if c.cl.cfg.Consistency == ConsistencyCausal && b != nil && len(c.cl.nodes) > 1 {
 		gtid = lastGTID(ctx, b) // no replica, no read to wait for it
 	}
-	s.wrote(time.Now(), gtid)
+	s.wroteOn(c.cl.partOf(s), time.Now(), gtid)
 }
 
 // lastGTID reads the GTID of the session's last commit on b's connection.

@@ -194,7 +194,7 @@ func (c *conn) filter(ctx context.Context, h hint.Hint) readFilter {
 	if s == &c.cl.global && cfg.Consistency == ConsistencyCausal {
 		c.collect(ctx)
 	}
-	f.since, f.gtid = s.last()
+	f.since, f.gtid = s.lastOn(c.cl.partOf(s))
 	if cfg.Consistency != ConsistencyCausal {
 		f.gtid = health.GTIDSet{}
 	}

@@ -33,6 +33,15 @@
 // blank import of it registers it, and a Config with RulesFile or Rules
 // needs it.
 //
+// Read-your-writes has a scope: the Session in the context
+// (WithSession, ResumeSession), else the connector itself. In a sharded
+// connector every data source is a replication cluster of its own, with
+// GTIDs of its own (usually all in domain 0), so a Session keeps its
+// writes per data source: a read of one data source waits only for the
+// session's writes there, never for another's, and the session window
+// runs per data source too. Session tokens carry every part (rws2; a
+// session of one unsharded connector still exports rws1).
+//
 // # DSN parameters
 //
 // A DSN is go-sql-driver/mysql's with several hosts, the first the

@@ -6,6 +6,8 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"errors"
+	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -21,8 +23,26 @@ import (
 // a read after a write through the same *sql.DB sees the write, with no
 // code change. A session narrows that scope, so that one request's writes
 // do not hold back another's reads. A Session is safe for concurrent use.
+//
+// A session keeps its writes per replication cluster. A sharded
+// connector's data sources are clusters of their own, each numbering its
+// GTIDs independently (usually all in domain 0): a write on one data
+// source says nothing of another's replicas, so the session's reads of a
+// data source consult that data source's writes only (Config.DataSource
+// names the part; an ordinary connector uses the unnamed one).
 type Session struct {
-	mu      sync.Mutex
+	mu    sync.Mutex
+	own   sessionPart   // the unnamed cluster: a connector that is no data source
+	parts []sessionPart // data sources (Config.DataSource), by name; nil when none
+	// shared: own came from an rws1 token, which a sharded connector
+	// wrote with the writes of every data source in one part: it stands
+	// for every data source that has no part of its own yet.
+	shared bool
+}
+
+// sessionPart is what a session wrote on one replication cluster.
+type sessionPart struct {
+	name    string         // Config.DataSource; "" for own
 	written time.Time      // when the last write was acknowledged; zero: never
 	gtid    health.GTIDSet // its GTID (causal consistency); zero: unknown
 }
@@ -53,54 +73,142 @@ func ResumeSession(ctx context.Context, token string) (context.Context, error) {
 	return context.WithValue(ctx, sessionKey{}, s), nil
 }
 
-// wrote records a write acknowledged at t, with its GTID if known. A
-// scope that many goroutines write in (the connector's) keeps the union of
-// their GTIDs: a read waits for every write acknowledged before it.
-func (s *Session) wrote(t time.Time, gtid health.GTIDSet) {
+// wrote records a write on the unnamed cluster (see wroteOn).
+func (s *Session) wrote(t time.Time, gtid health.GTIDSet) { s.wroteOn("", t, gtid) }
+
+// last returns the session's last write time and GTID on the unnamed
+// cluster.
+func (s *Session) last() (time.Time, health.GTIDSet) { return s.lastOn("") }
+
+// wroteOn records a write on cluster name acknowledged at t, with its
+// GTID if known. A scope that many goroutines write in (the connector's)
+// keeps the union of their GTIDs: a read waits for every write
+// acknowledged before it.
+func (s *Session) wroteOn(name string, t time.Time, gtid health.GTIDSet) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if t.After(s.written) {
-		s.written = t
+	p := s.part(name, true)
+	if t.After(p.written) {
+		p.written = t
 	}
-	s.gtid = s.gtid.Union(gtid)
+	p.gtid = p.gtid.Union(gtid)
 }
 
-// last returns the session's last write time and GTID.
-func (s *Session) last() (time.Time, health.GTIDSet) {
+// lastOn returns the session's last write time and GTID on cluster name.
+func (s *Session) lastOn(name string) (time.Time, health.GTIDSet) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.written, s.gtid
+	p := s.part(name, false)
+	if p == nil {
+		return time.Time{}, health.GTIDSet{}
+	}
+	return p.written, p.gtid
+}
+
+// part returns the part of cluster name (s.mu held), added if add and
+// missing; nil if missing. A data source without a part of its own reads
+// own when own is shared (an rws1 token).
+func (s *Session) part(name string, add bool) *sessionPart {
+	if name == "" {
+		return &s.own
+	}
+	i, found := slices.BinarySearchFunc(s.parts, name, func(p sessionPart, name string) int { return strings.Compare(p.name, name) })
+	switch {
+	case found:
+		return &s.parts[i]
+	case add:
+		s.parts = slices.Insert(s.parts, i, sessionPart{name: name})
+		if s.shared { // what the token said of every data source holds for this one
+			s.parts[i].written, s.parts[i].gtid = s.own.written, s.own.gtid
+		}
+		return &s.parts[i]
+	case s.shared:
+		return &s.own
+	}
+	return nil
 }
 
 // LastWrite is when the session's last write was acknowledged (zero if
 // none).
 func (s *Session) LastWrite() time.Time {
-	t, _ := s.last()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t := s.own.written
+	for _, p := range s.parts {
+		if p.written.After(t) {
+			t = p.written
+		}
+	}
 	return t
 }
 
-const tokenVersion = "rws1"
+// Token versions: rws1 holds one part (a session that wrote on one
+// cluster, the unnamed one: every session before sessions had parts);
+// rws2 holds every part of a session that wrote on data sources.
+const (
+	tokenVersion      = "rws1" // rws1|<ns>|<gtid>[|<mac>]
+	tokenVersionParts = "rws2" // rws2|<n>|<part>|…|<part>[|<mac>], part = <name>/<ns>/<gtid>
+)
+
+// sharedName names a shared own part (Session.shared) in an rws2 token:
+// no escaped data source name is "*" (partName escapes it).
+const sharedName = "*"
 
 // Token exports the session as an opaque string: its last write time and
-// GTID. Pass it along (a cookie, a header) and ResumeSession it elsewhere.
-// The token is not authenticated: a client that carries it can edit it,
-// and so push its own reads to the primary or into waits (never to a
-// staler replica than its own edits allow). Connector.SessionToken signs
-// it with Config.SessionKey.
+// GTID on every cluster it wrote on (in a sharded connector, each data
+// source). Pass it along (a cookie, a header) and ResumeSession it
+// elsewhere. The token is not authenticated: a client that carries it
+// can edit it, and so push its own reads to the primary or into waits
+// (never to a staler replica than its own edits allow).
+// Connector.SessionToken signs it with Config.SessionKey.
 func (s *Session) Token() string { return s.token(nil) }
 
 func (s *Session) token(key []byte) string {
-	t, g := s.last()
-	var ns int64
-	if !t.IsZero() {
-		ns = t.UnixNano()
+	s.mu.Lock()
+	var raw string
+	if len(s.parts) == 0 {
+		raw = tokenVersion + "|" + s.own.fields()
+	} else {
+		var b strings.Builder
+		n := len(s.parts)
+		own := !s.own.written.IsZero() || !s.own.gtid.IsZero() || s.shared
+		if own {
+			n++
+		}
+		b.WriteString(tokenVersionParts + "|" + strconv.Itoa(n))
+		if own {
+			name := ""
+			if s.shared {
+				name = sharedName
+			}
+			b.WriteString("|" + name + "/" + strings.ReplaceAll(s.own.fields(), "|", "/"))
+		}
+		for _, p := range s.parts {
+			b.WriteString("|" + partName(p.name) + "/" + strings.ReplaceAll(p.fields(), "|", "/"))
+		}
+		raw = b.String()
 	}
-	raw := tokenVersion + "|" + strconv.FormatInt(ns, 10) + "|" + g.String()
+	s.mu.Unlock()
 	if key != nil {
 		raw += "|" + base64.RawURLEncoding.EncodeToString(tokenMAC(key, raw))
 	}
 	return base64.RawURLEncoding.EncodeToString([]byte(raw))
 }
+
+// fields is a part's write time and GTID as an rws1 token has them:
+// <ns>|<gtid>.
+func (p *sessionPart) fields() string {
+	var ns int64
+	if !p.written.IsZero() {
+		ns = p.written.UnixNano()
+	}
+	return strconv.FormatInt(ns, 10) + "|" + p.gtid.String()
+}
+
+// partName escapes a data source name for a token: nothing but letters,
+// digits and -_.~ stays as it is, so the name has no | or /, and is never
+// sharedName.
+func partName(name string) string { return url.QueryEscape(name) }
 
 // tokenMAC authenticates a token's payload: HMAC-SHA256, 16 bytes.
 func tokenMAC(key []byte, payload string) []byte {
@@ -126,41 +234,101 @@ func (c *Connector) ResumeSession(ctx context.Context, token string) (context.Co
 }
 
 // parseToken reads a token; with a key it must carry that key's MAC.
+// Its errors name the token (as given) and what is wrong with it, never
+// the MAC it should have carried.
 func parseToken(token string, key []byte) (*Session, error) {
 	bad := func(why string) error {
 		return &ConfigError{Key: "session token", Value: quote(token), Err: errors.New(why)}
 	}
-	raw, err := base64.RawURLEncoding.DecodeString(token)
+	rawb, err := base64.RawURLEncoding.DecodeString(token)
 	if err != nil {
 		return nil, bad("not base64url")
 	}
-	parts := strings.SplitN(string(raw), "|", 4)
-	if len(parts) < 3 || parts[0] != tokenVersion {
+	raw := string(rawb)
+	fields := strings.Split(raw, "|")
+	// n: the fields of the payload, the MAC's field after them.
+	var n int
+	switch fields[0] {
+	case tokenVersion:
+		n = 3
+	case tokenVersionParts:
+		parts, err := strconv.Atoi(fields[min(1, len(fields)-1)])
+		if err != nil || parts < 1 || parts > len(fields) {
+			return nil, bad("bad part count")
+		}
+		n = 2 + parts
+	default:
 		return nil, bad("not an rwshard session token")
 	}
 	switch {
-	case key != nil && len(parts) != 4:
+	case len(fields) < n || len(fields) > n+1:
+		return nil, bad("not an rwshard session token")
+	case key != nil && len(fields) == n:
 		return nil, bad("not signed (this connector has a SessionKey)")
 	case key != nil:
-		mac, err := base64.RawURLEncoding.DecodeString(parts[3])
-		payload := strings.Join(parts[:3], "|")
+		mac, err := base64.RawURLEncoding.DecodeString(fields[n])
+		payload := strings.Join(fields[:n], "|")
 		if err != nil || !hmac.Equal(mac, tokenMAC(key, payload)) {
 			return nil, bad("signature does not match: edited, or signed with another key")
 		}
-	case len(parts) == 4:
+	case len(fields) > n:
 		return nil, bad("signed, and this connector has no SessionKey to check it")
 	}
-	ns, err := strconv.ParseInt(parts[1], 10, 64)
-	if err != nil || ns < 0 {
-		return nil, bad("bad write time")
+	s := &Session{}
+	if fields[0] == tokenVersion {
+		// One part for every cluster: the unnamed one, and, for a sharded
+		// connector, every data source (as that token meant).
+		s.shared = true
+		if err := s.own.parse(fields[1], fields[2]); err != nil {
+			return nil, &ConfigError{Key: "session token", Value: quote(token), Err: err}
+		}
+		return s, nil
 	}
-	g, err := health.ParseGTID(parts[2])
-	if err != nil {
-		return nil, &ConfigError{Key: "session token", Value: quote(token), Err: err}
+	ownSeen := false
+	for _, f := range fields[2:n] {
+		name, rest, ok1 := strings.Cut(f, "/")
+		ns, gtid, ok2 := strings.Cut(rest, "/")
+		if !ok1 || !ok2 {
+			return nil, bad("bad part")
+		}
+		var p *sessionPart
+		switch name {
+		case "", sharedName:
+			if ownSeen {
+				return nil, bad("two unnamed parts")
+			}
+			ownSeen, s.shared, p = true, name == sharedName, &s.own
+		default:
+			if name, err = url.QueryUnescape(name); err != nil || name == "" {
+				return nil, bad("bad part name")
+			}
+			if len(s.parts) > 0 && s.parts[len(s.parts)-1].name >= name {
+				return nil, bad("parts out of order")
+			}
+			s.parts = append(s.parts, sessionPart{name: name})
+			p = &s.parts[len(s.parts)-1]
+		}
+		if err := p.parse(ns, gtid); err != nil {
+			return nil, &ConfigError{Key: "session token", Value: quote(token), Err: err}
+		}
 	}
-	s := &Session{gtid: g}
-	if ns > 0 {
-		s.written = time.Unix(0, ns)
+	if len(s.parts) == 0 {
+		return nil, bad("no data source part") // rws1's form
 	}
 	return s, nil
+}
+
+// parse reads a part's write time (Unix ns, 0 for none) and GTID.
+func (p *sessionPart) parse(ns, gtid string) error {
+	t, err := strconv.ParseInt(ns, 10, 64)
+	if err != nil || t < 0 {
+		return errors.New("bad write time")
+	}
+	if p.gtid, err = health.ParseGTID(gtid); err != nil {
+		return err
+	}
+	if t > 0 {
+		p.written = time.Unix(0, t)
+	}
+	return nil
 }

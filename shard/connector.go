@@ -148,6 +148,7 @@ func dataSourceConfig(base *rwshard.Config, ds *DataSource) (*rwshard.Config, er
 	}
 	cfg := base.Clone()
 	cfg.RulesFile, cfg.Rules = "", nil
+	cfg.DataSource = ds.Name // its own part of every session (rwshard.Session)
 	cfg.Backend = pc.Clone()
 	cfg.Backend.Net, cfg.Backend.Addr = "", ""
 	cfg.Nodes = []rwshard.Node{{Name: ds.Name + "-primary", Net: pc.Net, Addr: pc.Addr}}
