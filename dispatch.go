@@ -191,11 +191,19 @@ func (c *conn) filter(ctx context.Context, h hint.Hint) readFilter {
 		return f
 	}
 	s := c.cl.scope(ctx)
-	if s == &c.cl.global && cfg.Consistency == ConsistencyCausal {
+	name := c.cl.partOf(s)
+	causal := cfg.Consistency == ConsistencyCausal
+	if s == &c.cl.global && causal {
 		c.collect(ctx)
 	}
-	f.since, f.gtid = s.lastOn(c.cl.partOf(s))
-	if cfg.Consistency != ConsistencyCausal {
+	var unknown bool
+	f.since, f.gtid, unknown = s.rule(name)
+	if causal && unknown && c.cl.position(ctx, s, name) {
+		// A write's GTID could not be read: the primary's position,
+		// read now, covers it.
+		f.since, f.gtid, unknown = s.rule(name)
+	}
+	if !causal {
 		f.gtid = health.GTIDSet{}
 	}
 	if !f.since.IsZero() {

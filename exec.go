@@ -6,6 +6,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"sync"
+	"time"
 
 	"github.com/go-sql-driver/mysql"
 )
@@ -30,6 +31,7 @@ type backend struct {
 	// owe: the GTID of a commit in the connector's scope is still only on
 	// this connection (@@last_gtid), owed to debtor's scope; see gtiddebt.go.
 	owe    uint64
+	oweAt  time.Time // when that commit was acknowledged
 	debtor *cluster
 }
 
@@ -113,7 +115,7 @@ func (n *node) handleConn(ctx context.Context, b *backend) error {
 }
 
 func (b *backend) put() {
-	b.node, b.pc, b.sc, b.dc, b.owe, b.debtor = nil, nil, nil, nil, 0, nil
+	b.node, b.pc, b.sc, b.dc, b.owe, b.oweAt, b.debtor = nil, nil, nil, nil, 0, time.Time{}, nil
 	b.rows = rows{}
 	backendPool.Put(b)
 }

@@ -33,15 +33,14 @@ type gtidDebt struct {
 	gen     uint64 // commits that left a GTID owed, counted
 	covered uint64 // commits up to this count are in the scope's GTID
 	owing   int    // backend connections owing a GTID now
-	lost    uint64 // newest commit whose GTID was lost with its connection
 }
 
 // owe records a commit on b, in the connector's scope at t, whose GTID b
 // keeps.
 func (cl *cluster) owe(b *backend, t time.Time) {
-	cl.global.wrote(t, health.GTIDSet{})
+	cl.global.wroteLate("", t)
 	d := &cl.debt
-	b.debtor = cl
+	b.debtor, b.oweAt = cl, t
 	d.mu.Lock()
 	d.gen++
 	if b.owe == 0 {
@@ -51,13 +50,10 @@ func (cl *cluster) owe(b *backend, t time.Time) {
 	d.mu.Unlock()
 }
 
-// settle records that b's GTID is in the scope (or was lost with it).
-func (d *gtidDebt) settle(b *backend, lost bool) {
+// settle records that b owes nothing any more.
+func (d *gtidDebt) settle(b *backend) {
 	d.mu.Lock()
 	d.owing--
-	if lost {
-		d.lost = max(d.lost, b.owe)
-	}
 	b.owe, b.debtor = 0, nil
 	d.mu.Unlock()
 }
@@ -67,7 +63,7 @@ func (d *gtidDebt) settle(b *backend, lost bool) {
 func (d *gtidDebt) due() (bool, uint64) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return (d.owing > 0 && d.gen > d.covered) || d.lost > d.covered, d.gen
+	return d.owing > 0 && d.gen > d.covered, d.gen
 }
 
 func (d *gtidDebt) cover(gen uint64) {
@@ -77,16 +73,19 @@ func (d *gtidDebt) cover(gen uint64) {
 }
 
 // payOwed reads the GTID b owes into the connector's scope. A connection
-// that broke cannot: its commit counts as lost, and the next read fetches
-// the primary's position.
+// that broke cannot: its commit's GTID is unknown (Session.rule), and the
+// next read fetches the primary's position.
 func (cl *cluster) payOwed(ctx context.Context, b *backend, broken bool) {
-	if broken {
-		cl.debt.settle(b, true)
-		return
+	var g health.GTIDSet
+	if !broken {
+		g = lastGTID(ctx, b)
 	}
-	g := lastGTID(ctx, b)
-	cl.global.wrote(time.Time{}, g)
-	cl.debt.settle(b, g.IsZero())
+	if g.IsZero() {
+		cl.global.wroteOn("", b.oweAt, g)
+	} else {
+		cl.global.gtidOf("", g, time.Time{})
+	}
+	cl.debt.settle(b)
 }
 
 // collect brings the connector's scope up to date before a causal read:
@@ -96,32 +95,41 @@ func (c *conn) collect(ctx context.Context) {
 	if c.sess != nil && c.sess.owe != 0 && c.openRows == 0 {
 		c.cl.payOwed(ctx, c.sess, false)
 	}
-	due, gen := c.cl.debt.due()
-	if !due {
-		return
+	if due, gen := c.cl.debt.due(); due && c.cl.position(ctx, &c.cl.global, "") {
+		c.cl.debt.cover(gen)
 	}
-	p := c.cl.primary()
+}
+
+// position reads the primary's whole GTID position into part name of s:
+// it holds every write acknowledged before the read began. False when
+// the primary is away or does not answer: the GTIDs stay as they were
+// (a read follows the time rule for a write whose GTID is unknown).
+func (cl *cluster) position(ctx context.Context, s *Session, name string) bool {
+	p := cl.primary()
 	if !p.h.Up() {
-		return // reads go on while the primary is away; the GTID stays unknown
+		return false // reads go on while the primary is away
 	}
 	q := "SELECT @@global.gtid_binlog_pos"
 	if p.flavor.Load() == flavorMySQL {
 		q = "SELECT @@global.gtid_executed"
 	}
+	asOf := time.Now()
 	b, err := p.acquire(ctx)
 	if err != nil {
-		return // the GTID stays unknown: the read follows the session window
+		return false
 	}
 	v, err := queryValue(ctx, b.dc, q, nil)
 	b.release(isBadConn(err))
 	if err != nil {
-		return
+		return false
 	}
 	text, _ := v.(string)
-	if g, err := health.ParseGTID(text); err == nil && !g.IsZero() {
-		c.cl.global.wrote(time.Time{}, g)
-		c.cl.debt.cover(gen)
+	g, err := health.ParseGTID(text)
+	if err != nil || g.IsZero() {
+		return false
 	}
+	s.gtidOf(name, g, asOf)
+	return true
 }
 
 // payOwedOnRelease pays b's GTID before b goes back to its pool, where the

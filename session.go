@@ -44,7 +44,13 @@ type Session struct {
 type sessionPart struct {
 	name    string         // Config.DataSource; "" for own
 	written time.Time      // when the last write was acknowledged; zero: never
-	gtid    health.GTIDSet // its GTID (causal consistency); zero: unknown
+	gtid    health.GTIDSet // the union of its writes' GTIDs (causal consistency)
+	// unknown: when the newest write whose GTID could not be read was
+	// acknowledged (the read failed, or its connection broke); zero:
+	// none. Until a position read after it covers it (covered), the GTID
+	// does not stand for the part's writes: an older GTID would pass a
+	// replica that lacks the newer write.
+	unknown time.Time
 }
 
 type sessionKey struct{}
@@ -91,7 +97,50 @@ func (s *Session) wroteOn(name string, t time.Time, gtid health.GTIDSet) {
 	if t.After(p.written) {
 		p.written = t
 	}
+	if gtid.IsZero() && t.After(p.unknown) {
+		p.unknown = t
+	}
 	p.gtid = p.gtid.Union(gtid)
+}
+
+// wroteLate records a write acknowledged at t whose GTID is read later
+// (gtiddebt.go): neither known nor unknown yet.
+func (s *Session) wroteLate(name string, t time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if p := s.part(name, true); t.After(p.written) {
+		p.written = t
+	}
+}
+
+// gtidOf adds a GTID read late to cluster name's part: that of a write
+// already recorded (wroteLate), or a primary's whole position read from
+// asOf on, which covers every write acknowledged before asOf, those
+// whose GTID is unknown included. asOf zero: no position.
+func (s *Session) gtidOf(name string, gtid health.GTIDSet, asOf time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.part(name, true)
+	p.gtid = p.gtid.Union(gtid)
+	if !asOf.IsZero() && !p.unknown.After(asOf) {
+		p.unknown = time.Time{}
+	}
+}
+
+// rule returns what a causal read of cluster name must respect: the last
+// write time, and the GTID unless a write's GTID is unknown (then the
+// time rule alone applies, see readFilter).
+func (s *Session) rule(name string) (since time.Time, gtid health.GTIDSet, unknown bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.part(name, false)
+	if p == nil {
+		return time.Time{}, health.GTIDSet{}, false
+	}
+	if !p.unknown.IsZero() {
+		return p.written, health.GTIDSet{}, true
+	}
+	return p.written, p.gtid, false
 }
 
 // lastOn returns the session's last write time and GTID on cluster name.
@@ -201,6 +250,11 @@ func (p *sessionPart) fields() string {
 	var ns int64
 	if !p.written.IsZero() {
 		ns = p.written.UnixNano()
+	}
+	if !p.unknown.IsZero() {
+		// A write's GTID is unknown: the token's reader follows the time
+		// rule, as this session would.
+		return strconv.FormatInt(ns, 10) + "|"
 	}
 	return strconv.FormatInt(ns, 10) + "|" + p.gtid.String()
 }
