@@ -107,8 +107,29 @@ func TestLabSharding(t *testing.T) {
 		exec("REPLACE INTO " + tbl + " VALUES (403, 5, '3.75', 'done', 'n2'), (404, 6, '0.00', 'new', NULL)")
 	}
 	placement(t, ctx, l, 404)
+	// INSERT without a column list through Query (one row, one unit), and
+	// INSERT … SELECT / REPLACE … SELECT without one: each data node
+	// copies its own rows, every row where its keys map to.
+	for _, r := range [][]any{{900010, 405, 4, 3}, {900011, 406, 5, 2}} {
+		rows, err := db.QueryContext(ctx, "INSERT INTO t_order_item VALUES (?, ?, ?, ?)", r...)
+		require.NoError(t, err)
+		require.NoError(t, rows.Close())
+	}
+	copied, _ := exec("INSERT INTO t_order SELECT order_id, user_id, qty, 'copied', NULL FROM t_order_item WHERE user_id IN (4, 5) AND order_id IN (405, 406)").RowsAffected()
+	assert.EqualValues(t, 2, copied, "INSERT … SELECT rows")
+	exec("REPLACE INTO t_order SELECT order_id, user_id, amount + 1, 'replaced', note FROM t_order WHERE user_id = 5 AND order_id = ?", 406)
+	exec("INSERT INTO ref_order VALUES (405, 4, 3, 'copied', NULL), (406, 5, 3, 'replaced', NULL)")
+	placement(t, ctx, l, 406)
+	for _, q := range []string{"SELECT * FROM {T} WHERE order_id IN (405, 406) ORDER BY order_id", "SELECT * FROM {T} WHERE user_id = 5 AND order_id = 406"} {
+		got, err := db.QueryContext(hint.Primary(ctx), strings.ReplaceAll(q, "{T}", "t_order"))
+		require.NoError(t, err)
+		want, err := db.QueryContext(hint.Primary(ctx), strings.ReplaceAll(q, "{T}", "ref_order"))
+		require.NoError(t, err)
+		assert.Equal(t, table(t, want), table(t, got), q)
+	}
+	exec("DELETE FROM t_order_item WHERE user_id IN (4, 5) AND order_id IN (405, 406)")
 	for _, tbl := range []string{"t_order", "ref_order"} {
-		exec("DELETE FROM " + tbl + " WHERE user_id IN (4, 5, 6, 7) AND order_id IN (401, 402, 403, 404)")
+		exec("DELETE FROM " + tbl + " WHERE user_id IN (4, 5, 6, 7) AND order_id IN (401, 402, 403, 404, 405, 406)")
 	}
 	placement(t, ctx, l, 400)
 	// DDL through rwshard refreshes the columns; physical tables that

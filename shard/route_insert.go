@@ -39,7 +39,11 @@ func (a *analyzer) shardedInsert(p *routePlan, ins *sqlparser.Insert) (*routePla
 			p.needCols = t.name
 			return p, nil
 		}
-		cols, err := a.implicitColumns(t, rows)
+		n := len(a.insertCols)
+		if len(rows) > 0 {
+			n = len(rows[0])
+		}
+		cols, err := a.implicitColumns(t, n)
 		if err != nil {
 			return nil, err
 		}
@@ -224,7 +228,22 @@ func (p *routePlan) routeInsert(r *Router, sql string, args []driver.NamedValue)
 func (a *analyzer) shardedInsertSelect(p *routePlan, ins *sqlparser.Insert, sel *sqlparser.Select) (*routePlan, error) {
 	t := p.shards[0].table
 	if len(ins.Columns) == 0 {
-		return nil, a.fail(unsupported("INSERT … SELECT into a sharded table needs a column list"), t.name, "")
+		// As INSERT … VALUES without a column list: the table's columns
+		// (Router.RouteContext), then routed as if they had been written.
+		if a.insertCols == nil {
+			p.needCols = t.name
+			return p, nil
+		}
+		for _, e := range sel.SelectExprs.Exprs {
+			if _, ok := e.(*sqlparser.StarExpr); ok {
+				return nil, a.fail(unsupported("INSERT … SELECT * into sharded table %s without a column list (name the columns it selects)", t.name), t.name, "")
+			}
+		}
+		cols, err := a.implicitColumns(t, len(sel.SelectExprs.Exprs))
+		if err != nil {
+			return nil, err
+		}
+		ins.Columns = cols
 	}
 	if len(sel.SelectExprs.Exprs) != len(ins.Columns) {
 		return nil, a.fail(unsupported("INSERT … SELECT gives %d values for %d columns", len(sel.SelectExprs.Exprs), len(ins.Columns)), t.name, "")
@@ -287,15 +306,11 @@ func (a *analyzer) shardedInsertSelect(p *routePlan, ins *sqlparser.Insert, sel 
 	return p, nil
 }
 
-// implicitColumns is the column list of an INSERT without one: the
-// table's columns when each row has a value for each; all but the key
-// column when the rows have one value fewer and the table generates that
-// key (as ShardingSphere does).
-func (a *analyzer) implicitColumns(t *routeTable, rows sqlparser.Values) (sqlparser.Columns, error) {
-	n := len(a.insertCols)
-	if len(rows) > 0 {
-		n = len(rows[0])
-	}
+// implicitColumns is the column list of an INSERT without one, whose
+// rows (or SELECT) have n values: the table's columns when there is a
+// value for each; all but the key column when there is one value fewer
+// and the table generates that key (as ShardingSphere does).
+func (a *analyzer) implicitColumns(t *routeTable, n int) (sqlparser.Columns, error) {
 	keyCol := strings.ToLower(t.rule.KeyColumn)
 	var out sqlparser.Columns
 	switch {

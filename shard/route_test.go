@@ -1,6 +1,7 @@
 package shard
 
 import (
+	"context"
 	"database/sql/driver"
 	"errors"
 	"fmt"
@@ -32,6 +33,7 @@ type routeCase struct {
 	lastID int64
 	tables []string
 	merge  *MergePlan // expected Merge; nil: none
+	cols   bool       // route with Router.RouteContext and testColumns
 	// errors
 	err    error    // sentinel the error must match
 	errHas []string // substrings of the message
@@ -46,7 +48,13 @@ func runRouteCases(t *testing.T, cases []routeCase) {
 				c.rules(rules)
 			}
 			r := NewRouter(rules)
-			rt, err := r.Route(c.sql, routeArgs(c.args...))
+			var rt *Route
+			var err error
+			if c.cols {
+				rt, err = r.RouteContext(context.Background(), c.sql, routeArgs(c.args...), testColumns)
+			} else {
+				rt, err = r.Route(c.sql, routeArgs(c.args...))
+			}
 			if c.err != nil || c.errHas != nil {
 				require.Error(t, err)
 				if c.err != nil {
