@@ -256,7 +256,10 @@ func (a *analyzer) shardedInsertSelect(p *routePlan, ins *sqlparser.Insert, sel 
 	if key := strings.ToLower(t.rule.KeyColumn); key != "" && !slices.ContainsFunc(ins.Columns, func(c sqlparser.IdentifierCI) bool { return c.Lowered() == key }) {
 		return nil, a.fail(unsupported("INSERT … SELECT into table %s without its generated key column %s", t.name, key), t.name, key)
 	}
-	scope := a.scope(p, sel.From)
+	cond, scope, err := a.topLevel(p, sel.From, sel.Where, sel.From, append(selectParts(sel), ins.OnDup))
+	if err != nil {
+		return nil, err
+	}
 	// feeds reports whether the SELECT's value for column col of the
 	// target is the same sharding column of a source table.
 	feeds := func(col string, tableCol func(*routeTable) string) error {
@@ -273,17 +276,9 @@ func (a *analyzer) shardedInsertSelect(p *routePlan, ins *sqlparser.Insert, sel 
 			cn, ok = ae.Expr.(*sqlparser.ColName)
 		}
 		if ok {
-			src := -1
-			if q := strings.ToLower(cn.Qualifier.Name.String()); q != "" {
-				if j, found := scope.byName[q]; found {
-					src = j
-				}
-			} else if len(scope.byName) == 1 {
-				for _, j := range scope.byName {
-					src = j
-				}
-			}
-			if src >= 0 && strings.EqualFold(cn.Name.String(), tableCol(scope.shards[src].table)) {
+			// A column of a source table, or of a derived table that
+			// selects it: a value of this node's rows.
+			if src, found := scope.source(cn, false); found && src.col == tableCol(scope.shards[src.ref].table) {
 				return nil
 			}
 		}
@@ -296,7 +291,7 @@ func (a *analyzer) shardedInsertSelect(p *routePlan, ins *sqlparser.Insert, sel 
 	if err := feeds(t.tblCol, func(s *routeTable) string { return s.tblCol }); err != nil {
 		return nil, err
 	}
-	p.cond = a.where(scope, sel.Where, sel.From)
+	p.cond, p.pinned = cond, a.pinned
 	p.writeLimit = sel.Limit != nil
 	c := sqlparser.CloneStatement(ins)
 	if err := a.rename(c, true); err != nil {

@@ -13,6 +13,7 @@ package shard
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"vitess.io/vitess/go/vt/sqlparser"
@@ -26,9 +27,10 @@ func (t *routeTable) pairingColumn() string {
 	return t.dbCol
 }
 
-// checkBindingJoin refuses a join of binding tables whose conditions do
-// not equate their pairing columns.
-func (a *analyzer) checkBindingJoin(sharded []*tableUse) error {
+// checkBindingJoin refuses a join of binding tables, in the statement's
+// own FROM, whose conditions do not equate their pairing columns (the
+// joins of subqueries are checked with them, see level).
+func (a *analyzer) checkBindingJoin() error {
 	var from []sqlparser.TableExpr
 	var where *sqlparser.Where
 	switch s := a.stmt.(type) {
@@ -39,24 +41,34 @@ func (a *analyzer) checkBindingJoin(sharded []*tableUse) error {
 			return nil
 		}
 		from, where = sel.From, sel.Where
-		view := strings.ToLower(s.ViewName.Name.String())
-		var sources []*tableUse
-		for _, u := range sharded {
-			if u.name != view {
-				sources = append(sources, u)
-			}
-		}
-		sharded = sources
 	case *sqlparser.Select:
 		from, where = s.From, s.Where
 	case *sqlparser.Update:
 		from, where = s.TableExprs, s.Where
 	case *sqlparser.Delete:
 		from, where = s.TableExprs, s.Where
+	case *sqlparser.Insert:
+		sel, ok := s.Rows.(*sqlparser.Select)
+		if !ok {
+			return nil
+		}
+		from, where = sel.From, sel.Where
 	default:
 		return nil // DDL naming several tables joins nothing
 	}
-	if len(sharded) < 2 {
+	var names []string
+	forTopTables(from, func(_ *sqlparser.AliasedTableExpr, n sqlparser.TableName) {
+		if name := strings.ToLower(n.Name.String()); a.r.tables[name] != nil && !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+	})
+	return a.checkPairing(from, where, names)
+}
+
+// checkPairing refuses a join of the binding tables names (logical, lower
+// case) in from whose conditions do not equate their pairing columns.
+func (a *analyzer) checkPairing(from []sqlparser.TableExpr, where *sqlparser.Where, names []string) error {
+	if len(names) < 2 {
 		return nil
 	}
 	refs := map[string]string{} // alias or table name → logical table
@@ -141,9 +153,9 @@ func (a *analyzer) checkBindingJoin(sharded []*tableUse) error {
 	if where != nil {
 		conds(where.Expr)
 	}
-	first := a.r.tables[sharded[0].name]
-	for _, u := range sharded[1:] {
-		t := a.r.tables[u.name]
+	first := a.r.tables[names[0]]
+	for _, name := range names[1:] {
+		t := a.r.tables[name]
 		fc, tc := first.pairingColumn(), t.pairingColumn()
 		if fc == "" || tc == "" {
 			continue // every node of the table: nothing to pair by
