@@ -122,16 +122,31 @@ func TestLabSharding(t *testing.T) {
 	exec("INSERT INTO t_order SELECT d.order_id, d.user_id, d.qty, 'derived', NULL FROM (SELECT order_id, user_id, qty FROM t_order_item WHERE user_id = ? AND order_id = ?) d", 6, 407)
 	exec("INSERT INTO ref_order VALUES (405, 4, 3, 'copied', NULL), (406, 5, 3, 'replaced', NULL), (407, 6, 4, 'derived', NULL)")
 	placement(t, ctx, l, 407)
-	for _, q := range []string{"SELECT * FROM {T} WHERE order_id IN (405, 406, 407) ORDER BY order_id", "SELECT * FROM {T} WHERE user_id = 5 AND order_id = 406"} {
+	// The same as the user most applications get, GRANT ALL ON app.* and
+	// nothing more: information_schema shows it the columns (a new
+	// connector, so nothing is cached).
+	plain, err := sql.Open(rwshard.DriverName, "/app?rwshard.rulesFile="+url.QueryEscape(labtest.PlainRulesFile(t, l)))
+	require.NoError(t, err)
+	defer plain.Close()
+	_, err = plain.ExecContext(ctx, "INSERT INTO t_order_item VALUES (900013, 408, 7, 5)")
+	require.NoError(t, err, "INSERT without a column list as %s", lab.PlainUser)
+	_, err = plain.ExecContext(ctx, "REPLACE INTO t_order SELECT order_id, user_id, qty, 'plain', NULL FROM t_order_item WHERE user_id = 7 AND order_id = 408")
+	require.NoError(t, err, "REPLACE … SELECT without a column list as %s", lab.PlainUser)
+	exec("INSERT INTO ref_order VALUES (408, 7, 5, 'plain', NULL)")
+	placement(t, ctx, l, 408)
+	var user string
+	require.NoError(t, plain.QueryRowContext(hint.Primary(ctx), "SELECT CURRENT_USER() FROM t_order WHERE user_id = 7 AND order_id = 408").Scan(&user))
+	assert.Equal(t, lab.PlainUser+"@%", user)
+	for _, q := range []string{"SELECT * FROM {T} WHERE order_id IN (405, 406, 407, 408) ORDER BY order_id", "SELECT * FROM {T} WHERE user_id = 5 AND order_id = 406"} {
 		got, err := db.QueryContext(hint.Primary(ctx), strings.ReplaceAll(q, "{T}", "t_order"))
 		require.NoError(t, err)
 		want, err := db.QueryContext(hint.Primary(ctx), strings.ReplaceAll(q, "{T}", "ref_order"))
 		require.NoError(t, err)
 		assert.Equal(t, table(t, want), table(t, got), q)
 	}
-	exec("DELETE FROM t_order_item WHERE user_id IN (4, 5, 6) AND order_id IN (405, 406, 407)")
+	exec("DELETE FROM t_order_item WHERE user_id IN (4, 5, 6, 7) AND order_id IN (405, 406, 407, 408)")
 	for _, tbl := range []string{"t_order", "ref_order"} {
-		exec("DELETE FROM " + tbl + " WHERE user_id IN (4, 5, 6, 7) AND order_id IN (401, 402, 403, 404, 405, 406, 407)")
+		exec("DELETE FROM " + tbl + " WHERE user_id IN (4, 5, 6, 7) AND order_id IN (401, 402, 403, 404, 405, 406, 407, 408)")
 	}
 	placement(t, ctx, l, 400)
 	// DDL through rwshard refreshes the columns; physical tables that
