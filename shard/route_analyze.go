@@ -455,6 +455,10 @@ func (a *analyzer) shardedSelect(p *routePlan, sel *sqlparser.Select) (*routePla
 		p.multiErr = a.fail(unsupported("a subquery in GROUP BY or HAVING over several shards"), p.shards[0].table.name, "")
 		return p, nil
 	}
+	if name := a.outerJoinKeeps(sel.From); name != "" {
+		p.multiErr = a.fail(unsupported("an outer join that keeps every row of a table that is not sharded against sharded table %s, over several shards (each would return the rows without a match)", name), name, "")
+		return p, nil
+	}
 	m := sqlparser.CloneStatement(c).(*sqlparser.Select)
 	rw, err := rewriteMultiSelect(m)
 	if err != nil {

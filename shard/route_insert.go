@@ -256,6 +256,9 @@ func (a *analyzer) shardedInsertSelect(p *routePlan, ins *sqlparser.Insert, sel 
 	if key := strings.ToLower(t.rule.KeyColumn); key != "" && !slices.ContainsFunc(ins.Columns, func(c sqlparser.IdentifierCI) bool { return c.Lowered() == key }) {
 		return nil, a.fail(unsupported("INSERT … SELECT into table %s without its generated key column %s", t.name, key), t.name, key)
 	}
+	if name := a.outerJoinKeeps(sel.From); name != "" {
+		return nil, a.fail(unsupported("INSERT … SELECT with an outer join that keeps every row of a table that is not sharded against sharded table %s (its rows without a match have no sharding values)", name), name, "")
+	}
 	cond, scope, err := a.topLevel(p, sel.From, sel.Where, sel.From, append(selectParts(sel), ins.OnDup))
 	if err != nil {
 		return nil, err

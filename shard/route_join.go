@@ -186,3 +186,39 @@ func (e equivalence) find(x string) string {
 func (e equivalence) join(a, b string) { e[e.find(a)] = e.find(b) }
 
 func (e equivalence) same(a, b string) bool { return e.find(a) == e.find(b) }
+
+// outerJoinKeeps returns a sharded table that an outer join of from
+// pairs with a side of no sharded table whose every row it keeps (t_dict
+// LEFT JOIN t_order): over several data nodes each node would return the
+// rows that match nothing there, once per node; into an INSERT … SELECT
+// they would bring NULL sharding values.
+func (a *analyzer) outerJoinKeeps(from []sqlparser.TableExpr) string {
+	var found string
+	var walk func(t sqlparser.TableExpr)
+	walk = func(t sqlparser.TableExpr) {
+		switch t := t.(type) {
+		case *sqlparser.JoinTableExpr:
+			kept, other := t.LeftExpr, t.RightExpr
+			switch t.Join {
+			case sqlparser.LeftJoinType, sqlparser.NaturalLeftJoinType:
+			case sqlparser.RightJoinType, sqlparser.NaturalRightJoinType:
+				kept, other = other, kept
+			default:
+				kept = nil
+			}
+			if kept != nil && found == "" && a.hasSharded(kept) == "" {
+				found = a.hasSharded(other)
+			}
+			walk(t.LeftExpr)
+			walk(t.RightExpr)
+		case *sqlparser.ParenTableExpr:
+			for _, x := range t.Exprs {
+				walk(x)
+			}
+		}
+	}
+	for _, t := range from {
+		walk(t)
+	}
+	return found
+}

@@ -8,8 +8,9 @@ package shard
 //   - linked: the subquery follows the rows of the query around it, as a
 //     binding join does. It is correlated on the column that pairs the
 //     physical tables (EXISTS (SELECT … FROM t_order_item i WHERE
-//     i.order_id = o.order_id)), or it gives that column to a comparison
-//     with that column (o.order_id IN (SELECT i.order_id …)), or it is a
+//     i.order_id = o.order_id)), or it gives that column to an IN of that
+//     column in the WHERE clause's top-level AND (o.order_id IN (SELECT
+//     i.order_id …)), or it is a
 //     derived table that keeps its rows as they are (no GROUP BY,
 //     DISTINCT, LIMIT, aggregate or window) and is the whole FROM of its
 //     query. The rows that meet are on paired nodes, so each node
@@ -413,7 +414,10 @@ func (a *analyzer) level(p *routePlan, from []sqlparser.TableExpr, where *sqlpar
 			return nil, nil, err
 		}
 		link := len(s.local) > 0 && len(cs.local) > 0 && a.correlated(s, cs, sel)
-		if cn := compared[sq]; !link && cn != nil && len(sel.SelectExprs.Exprs) == 1 {
+		// IN in the top-level AND only: elsewhere (NOT (… IN …), the
+		// select list) a NULL the subquery gives on another node would
+		// change the answer.
+		if cn := compared[sq]; !link && cn != nil && narrows[sq] && len(sel.SelectExprs.Exprs) == 1 {
 			ae, ok := sel.SelectExprs.Exprs[0].(*sqlparser.AliasedExpr)
 			var inner *sqlparser.ColName
 			if ok {

@@ -208,6 +208,35 @@ func TestRouteSubqueries(t *testing.T) {
 			units: []unitWant{{"ds_1", "select * from t_dict as d left join (select `status` from t_order_1 where user_id = 1 and order_id = 1) as o on o.`status` = d.k", nil}},
 		},
 		{
+			name: "a broadcast table LEFT JOIN a sharded one, over several nodes", err: ErrUnsupported,
+			sql:    "SELECT * FROM t_dict d LEFT JOIN t_order o ON o.status = d.k",
+			errHas: []string{"outer join", "sharded table t_order"},
+		},
+		{
+			name: "a sharded table RIGHT JOIN a broadcast one, over several nodes", err: ErrUnsupported,
+			sql:    "SELECT * FROM t_order o RIGHT JOIN t_dict d ON o.status = d.k WHERE d.v = 1",
+			errHas: []string{"outer join", "sharded table t_order"},
+		},
+		{
+			name: "a broadcast table LEFT JOIN a sharded one, on one node", reason: ReasonSingleShard,
+			sql:   "SELECT * FROM t_dict d LEFT JOIN t_order o ON o.status = d.k WHERE o.user_id = 1 AND o.order_id = 1",
+			units: []unitWant{{"ds_1", "select * from t_dict as d left join t_order_1 as o on o.`status` = d.k where o.user_id = 1 and o.order_id = 1", nil}},
+		},
+		{
+			name: "a sharded table LEFT JOIN a broadcast one, over several nodes", reason: ReasonMultiShard,
+			sql: "SELECT o.order_id, d.v FROM t_order o LEFT JOIN t_dict d ON d.k = o.status WHERE o.user_id = 0 AND o.order_id IN (1, 2)",
+			units: []unitWant{
+				{"ds_0", "select o.order_id, d.v from t_order_1 as o left join t_dict as d on d.k = o.`status` where o.user_id = 0 and o.order_id in (1, 2)", nil},
+				{"ds_0", "select o.order_id, d.v from t_order_2 as o left join t_dict as d on d.k = o.`status` where o.user_id = 0 and o.order_id in (1, 2)", nil},
+			},
+			merge: &MergePlan{Limit: NoLimit},
+		},
+		{
+			name: "INSERT … SELECT of a broadcast table LEFT JOIN a sharded one", err: ErrUnsupported,
+			sql:    "INSERT INTO t_order (order_id, user_id) SELECT o.order_id, o.user_id FROM t_dict d LEFT JOIN t_order o ON o.status = d.k WHERE o.user_id = 1 AND o.order_id = 1",
+			errHas: []string{"outer join", "no sharding values"},
+		},
+		{
 			name: "a subquery in SET of another node", err: ErrUnsupported,
 			sql:    "UPDATE t_order o SET o.note = (SELECT MAX(i.qty) FROM t_order_item i WHERE i.user_id = 0) WHERE o.user_id = 1 AND o.order_id = 2",
 			errHas: []string{"sharded table t_order_item"},
@@ -314,4 +343,23 @@ func TestRouteSubqueryPerCall(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, rt.Units, 1)
 	assert.Equal(t, "insert into t_order_3(order_id, user_id, note) select t.order_id, t.user_id, 'x' from (select order_id, user_id from t_order_item_3 where user_id = ? and order_id = ?) as t", rt.Units[0].SQL)
+}
+
+// An IN link narrows only in the top-level AND; elsewhere the subquery must
+// be on the statement's node.
+func TestRouteSubqueryINPosition(t *testing.T) {
+	rules, _ := routeTestRules()
+	r := NewRouter(rules)
+	for _, sql := range []string{
+		"SELECT * FROM t_order WHERE user_id = 1 AND NOT (order_id IN (SELECT order_id FROM t_order_item WHERE qty > 1))",
+		"SELECT order_id IN (SELECT order_id FROM t_order_item WHERE qty > 1) FROM t_order WHERE user_id = 1",
+		"SELECT * FROM t_order WHERE user_id = 1 AND (order_id IN (SELECT order_id FROM t_order_item WHERE qty > 1) OR status = 'x')",
+	} {
+		_, err := r.Route(sql, nil)
+		require.ErrorIs(t, err, ErrUnsupported, sql)
+		assert.Contains(t, err.Error(), "sharded table t_order_item", sql)
+	}
+	rt, err := r.Route("SELECT * FROM t_order WHERE user_id = 1 AND order_id = 2 AND NOT (order_id IN (SELECT order_id FROM t_order_item WHERE user_id = 1 AND order_id = 2))", nil)
+	require.NoError(t, err)
+	assert.Len(t, rt.Units, 1)
 }
