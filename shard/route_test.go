@@ -970,14 +970,46 @@ func FuzzRoute(f *testing.F) {
 				}
 				continue
 			}
-			if _, err := p.Parse(u.SQL); err != nil {
+			stmt, err := p.Parse(u.SQL)
+			if err != nil {
 				t.Fatalf("unit SQL does not parse: %q from %q: %v", u.SQL, sql, err)
+			}
+			switch stmt.(type) {
+			case *sqlparser.Select, *sqlparser.Insert, *sqlparser.Update, *sqlparser.Delete:
+				// One data node per unit: every physical table of the
+				// binding group t_order, t_order_item (subqueries
+				// included) has the same suffix.
+				if suffixes := bindingSuffixes(u.SQL); len(suffixes) > 1 {
+					t.Fatalf("unit %q from %q names the tables of several nodes: %v", u.SQL, sql, suffixes)
+				}
 			}
 			if n := countPlaceholders(u.SQL); n != len(u.Args) {
 				t.Fatalf("%d placeholders, %d args: %q from %q", n, len(u.Args), u.SQL, sql)
 			}
 		}
 	})
+}
+
+// bindingSuffixes returns the node suffixes of the physical tables of
+// t_order and t_order_item that sql names.
+func bindingSuffixes(sql string) map[string]bool {
+	out := make(map[string]bool)
+	tkn := sqlparser.NewTestParser().NewStringTokenizer(sql)
+	for {
+		typ, val := tkn.Scan()
+		if typ == 0 || typ == sqlparser.LEX_ERROR {
+			return out
+		}
+		if typ != sqlparser.ID {
+			continue
+		}
+		for _, prefix := range []string{"t_order_item_", "t_order_"} {
+			if n, ok := strings.CutPrefix(strings.ToLower(val), prefix); ok && n != "" && strings.Trim(n, "0123456789") == "" {
+				out[n] = true
+				break
+			}
+		}
+	}
 }
 
 // countPlaceholders counts the '?' tokens of sql.
