@@ -206,7 +206,7 @@ func (sc *conn) query(ctx context.Context, q string, args []driver.NamedValue, p
 		return noRows{}, nil
 	}
 	st, release := sc.state()
-	rt, err := st.router.Route(q, args)
+	rt, err := st.router.RouteContext(ctx, q, args, sc.columnSource(st))
 	if err != nil {
 		release()
 		return nil, err
@@ -219,6 +219,10 @@ func (sc *conn) query(ctx context.Context, q string, args []driver.NamedValue, p
 			return nil, unitErr(u, err)
 		}
 		r, err := s.query(ctx, u.SQL, u.Args, prepared)
+		if rt.Reason == ReasonAllShards && rt.Write {
+			// DDL through Query: the columns may have changed, as in exec.
+			st.columns.forget(rt.Tables)
+		}
 		if err != nil {
 			release()
 			return nil, unitErr(u, err)

@@ -107,8 +107,46 @@ func TestLabSharding(t *testing.T) {
 		exec("REPLACE INTO " + tbl + " VALUES (403, 5, '3.75', 'done', 'n2'), (404, 6, '0.00', 'new', NULL)")
 	}
 	placement(t, ctx, l, 404)
+	// INSERT without a column list through Query (one row, one unit), and
+	// INSERT … SELECT / REPLACE … SELECT without one (from a table, from a
+	// derived table): each data node copies its own rows, every row where
+	// its keys map to.
+	for _, r := range [][]any{{900010, 405, 4, 3}, {900011, 406, 5, 2}, {900012, 407, 6, 4}} {
+		rows, err := db.QueryContext(ctx, "INSERT INTO t_order_item VALUES (?, ?, ?, ?)", r...)
+		require.NoError(t, err)
+		require.NoError(t, rows.Close())
+	}
+	copied, _ := exec("INSERT INTO t_order SELECT order_id, user_id, qty, 'copied', NULL FROM t_order_item WHERE user_id IN (4, 5) AND order_id IN (405, 406)").RowsAffected()
+	assert.EqualValues(t, 2, copied, "INSERT … SELECT rows")
+	exec("REPLACE INTO t_order SELECT order_id, user_id, amount + 1, 'replaced', note FROM t_order WHERE user_id = 5 AND order_id = ?", 406)
+	exec("INSERT INTO t_order SELECT d.order_id, d.user_id, d.qty, 'derived', NULL FROM (SELECT order_id, user_id, qty FROM t_order_item WHERE user_id = ? AND order_id = ?) d", 6, 407)
+	exec("INSERT INTO ref_order VALUES (405, 4, 3, 'copied', NULL), (406, 5, 3, 'replaced', NULL), (407, 6, 4, 'derived', NULL)")
+	placement(t, ctx, l, 407)
+	// The same as the user most applications get, GRANT ALL ON app.* and
+	// nothing more: information_schema shows it the columns (a new
+	// connector, so nothing is cached).
+	plain, err := sql.Open(rwshard.DriverName, "/app?rwshard.rulesFile="+url.QueryEscape(labtest.PlainRulesFile(t, l)))
+	require.NoError(t, err)
+	defer plain.Close()
+	_, err = plain.ExecContext(ctx, "INSERT INTO t_order_item VALUES (900013, 408, 7, 5)")
+	require.NoError(t, err, "INSERT without a column list as %s", lab.PlainUser)
+	_, err = plain.ExecContext(ctx, "REPLACE INTO t_order SELECT order_id, user_id, qty, 'plain', NULL FROM t_order_item WHERE user_id = 7 AND order_id = 408")
+	require.NoError(t, err, "REPLACE … SELECT without a column list as %s", lab.PlainUser)
+	exec("INSERT INTO ref_order VALUES (408, 7, 5, 'plain', NULL)")
+	placement(t, ctx, l, 408)
+	var user string
+	require.NoError(t, plain.QueryRowContext(hint.Primary(ctx), "SELECT CURRENT_USER() FROM t_order WHERE user_id = 7 AND order_id = 408").Scan(&user))
+	assert.Equal(t, lab.PlainUser+"@%", user)
+	for _, q := range []string{"SELECT * FROM {T} WHERE order_id IN (405, 406, 407, 408) ORDER BY order_id", "SELECT * FROM {T} WHERE user_id = 5 AND order_id = 406"} {
+		got, err := db.QueryContext(hint.Primary(ctx), strings.ReplaceAll(q, "{T}", "t_order"))
+		require.NoError(t, err)
+		want, err := db.QueryContext(hint.Primary(ctx), strings.ReplaceAll(q, "{T}", "ref_order"))
+		require.NoError(t, err)
+		assert.Equal(t, table(t, want), table(t, got), q)
+	}
+	exec("DELETE FROM t_order_item WHERE user_id IN (4, 5, 6, 7) AND order_id IN (405, 406, 407, 408)")
 	for _, tbl := range []string{"t_order", "ref_order"} {
-		exec("DELETE FROM " + tbl + " WHERE user_id IN (4, 5, 6, 7) AND order_id IN (401, 402, 403, 404)")
+		exec("DELETE FROM " + tbl + " WHERE user_id IN (4, 5, 6, 7) AND order_id IN (401, 402, 403, 404, 405, 406, 407, 408)")
 	}
 	placement(t, ctx, l, 400)
 	// DDL through rwshard refreshes the columns; physical tables that
@@ -194,6 +232,13 @@ func TestLabSharding(t *testing.T) {
 	assert.ErrorIs(t, err, shard.ErrShardKeyUpdate)
 	_, err = db.QueryContext(ctx, "SELECT * FROM t_order o JOIN ref_order r ON o.order_id = r.order_id")
 	assert.ErrorIs(t, err, shard.ErrCrossShardJoin)
+	// A subquery whose rows may be on another data node.
+	_, err = db.QueryContext(ctx, "SELECT * FROM t_order WHERE user_id = 1 AND status IN (SELECT status FROM t_order_item WHERE user_id = 2)")
+	assert.ErrorIs(t, err, shard.ErrUnsupported)
+	var re *shard.RouteError
+	if assert.ErrorAs(t, err, &re) {
+		assert.Equal(t, "t_order_item", re.Table)
+	}
 
 	// Binding tables join within a shard; broadcast tables everywhere.
 	exec("INSERT INTO t_order_item (item_id, order_id, user_id, qty) VALUES (1, ?, 3, 2)", firstOrder(t, ctx, db, 3))
@@ -435,6 +480,29 @@ func shardQueries(rng *rand.Rand) []shardQuery {
 			shardQuery{fmt.Sprintf("SELECT status, AVG(amount) AS a FROM {T} WHERE order_id > %d GROUP BY status HAVING a > 240 OR MIN(amount) IS NULL OR COUNT(DISTINCT user_id) >= 20 ORDER BY a DESC LIMIT 1, 2", a), nil, true},
 			shardQuery{fmt.Sprintf("SELECT user_id FROM {T} GROUP BY user_id HAVING MAX(amount) >= %d AND user_id <> ? ORDER BY COUNT(*) DESC, user_id LIMIT %d", amt, lim), []any{u()}, true},
 			shardQuery{"SELECT COUNT(*) FROM {T} WHERE user_id = ? HAVING COUNT(*) > 20", []any{u()}, true},
+		)
+	}
+	// Subqueries and derived tables (the same table at both levels: t_order
+	// is in a binding group and order_id is its key, so its rows with one
+	// order_id are on one node): linked by order_id on any number of
+	// nodes, or not linked on the statement's one node.
+	for range 6 {
+		a := 1 + rng.IntN(300)
+		b := a + 2*rng.IntN(20)
+		usr := u()
+		other := usr%2 + 2*rng.IntN(9) // same data source as usr
+		amt := rng.IntN(500)
+		qs = append(qs,
+			shardQuery{"SELECT order_id, amount FROM {T} WHERE order_id IN (SELECT order_id FROM {T} WHERE user_id = ? AND amount > ?) ORDER BY order_id", []any{usr, amt}, true},
+			shardQuery{"SELECT COUNT(*), SUM(amount) FROM {T} WHERE order_id IN (SELECT order_id FROM {T} WHERE user_id IN (?, ?))", []any{usr, u()}, true},
+			shardQuery{"SELECT o.order_id, o.status FROM {T} o WHERE o.user_id IN (?, ?) AND EXISTS (SELECT 1 FROM {T} x WHERE x.order_id = o.order_id AND x.note IS NOT NULL) ORDER BY o.order_id", []any{usr, u()}, true},
+			shardQuery{"SELECT o.order_id FROM {T} o WHERE o.user_id = ? AND NOT EXISTS (SELECT 1 FROM {T} x WHERE x.order_id = o.order_id AND x.amount < ?)", []any{usr, amt}, false},
+			shardQuery{"SELECT o.order_id, (SELECT x.amount FROM {T} x WHERE x.order_id = o.order_id) AS a FROM {T} o WHERE o.user_id = ? ORDER BY o.order_id LIMIT 7", []any{usr}, true},
+			shardQuery{"SELECT d.status, COUNT(*), SUM(d.amount) FROM (SELECT status, amount, user_id AS u FROM {T} WHERE amount > ?) d WHERE d.u IN (?, ?) GROUP BY d.status ORDER BY d.status", []any{amt, usr, u()}, true},
+			shardQuery{"SELECT * FROM (SELECT order_id AS id, user_id, note FROM {T}) AS d WHERE d.user_id = ? AND d.id BETWEEN ? AND ?", []any{usr, a, b + 40}, false},
+			shardQuery{"SELECT COUNT(*), MAX(n) FROM (SELECT status, COUNT(*) AS n FROM {T} WHERE user_id = ? AND order_id IN (?, ?, ?) GROUP BY status) d", []any{usr, a, a + 2, a + 4}, true},
+			shardQuery{"SELECT order_id, status FROM {T} WHERE user_id = ? AND order_id IN (?, ?, ?) AND status IN (SELECT status FROM {T} WHERE user_id = ? AND order_id IN (?, ?))",
+				[]any{usr, a, a + 2, a + 4, other, b, b + 2}, false},
 		)
 	}
 	qs = append(qs,

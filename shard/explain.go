@@ -47,7 +47,7 @@ func (sc *conn) explain(ctx context.Context, query string, args []any) (rwshard.
 	}
 	st, release := sc.state()
 	defer release()
-	rt, err := st.router.Route(query, named)
+	rt, err := st.router.RouteContext(ctx, query, named, sc.columnSource(st))
 	if err != nil {
 		return rwshard.Plan{}, err
 	}

@@ -7,6 +7,7 @@ package shard
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"vitess.io/vitess/go/vt/sqlparser"
@@ -49,6 +50,8 @@ type analyzer struct {
 
 	markers map[string]int // routed table (lower) → table-reference index
 	names   []string       // per table reference: logical name
+	pinned  []pinnedCond   // subqueries not linked with the query around them (see level)
+	placed  int            // subqueries and derived tables over sharded tables that level placed
 }
 
 func (r *Router) analyze(sql string) *routePlan { return r.analyzeWith(sql, nil) }
@@ -272,9 +275,19 @@ func (a *analyzer) sharded(p *routePlan, class stmtClass, sharded, other []*tabl
 	if class == classOther || class == classInfo {
 		return nil, a.fail(unsupported("%s on a sharded table", stmtName(a.stmt)), first, "")
 	}
+	// Subqueries and derived tables over sharded tables: in reads, UPDATE,
+	// DELETE and INSERT … SELECT (see level); not in DDL or INSERT … VALUES.
+	subq := true
+	switch s := a.stmt.(type) {
+	case *sqlparser.Select, *sqlparser.Update, *sqlparser.Delete:
+	case *sqlparser.Insert:
+		_, subq = s.Rows.(*sqlparser.Select)
+	default:
+		subq = false
+	}
 	for _, u := range sharded {
-		if u.all > u.top {
-			return nil, a.fail(unsupported("a sharded table in a subquery or derived table"), u.name, "")
+		if u.all > u.top && !subq {
+			return nil, a.fail(unsupported("a sharded table in a subquery or derived table of %s", stmtName(a.stmt)), u.name, "")
 		}
 	}
 	if v, ok := a.stmt.(*sqlparser.CreateView); ok {
@@ -319,7 +332,7 @@ func (a *analyzer) sharded(p *routePlan, class stmtClass, sharded, other []*tabl
 			return nil, a.fail(unsupported("%v", t.err), u.name, "")
 		}
 	}
-	if err := a.checkBindingJoin(sharded); err != nil {
+	if err := a.checkBindingJoin(); err != nil {
 		return nil, err
 	}
 	if a.namedArg != "" {
@@ -382,6 +395,9 @@ func (a *analyzer) scope(p *routePlan, tables []sqlparser.TableExpr) *condScope 
 		if !ok {
 			return
 		}
+		if !slices.Contains(s.local, i) {
+			s.local = append(s.local, i)
+		}
 		if t.As.NotEmpty() {
 			s.byName[strings.ToLower(t.As.String())] = i
 		} else {
@@ -425,12 +441,24 @@ func (a *analyzer) where(s *condScope, w *sqlparser.Where, from []sqlparser.Tabl
 
 func (a *analyzer) shardedSelect(p *routePlan, sel *sqlparser.Select) (*routePlan, error) {
 	p.read = true
-	p.cond = a.where(a.scope(p, sel.From), sel.Where, sel.From)
+	var err error
+	if p.cond, _, err = a.topLevel(p, sel.From, sel.Where, sel.From, selectParts(sel)); err != nil {
+		return nil, err
+	}
+	p.pinned = a.pinned
 	c := sqlparser.CloneStatement(sel).(*sqlparser.Select)
 	if err := a.rename(c, true); err != nil {
 		return nil, err
 	}
 	p.tmpl = buildTemplate(c, nil, false)
+	if hasSubquery(sel.GroupBy) || hasSubquery(sel.Having) {
+		p.multiErr = a.fail(unsupported("a subquery in GROUP BY or HAVING over several shards"), p.shards[0].table.name, "")
+		return p, nil
+	}
+	if name := a.outerJoinKeeps(sel.From); name != "" {
+		p.multiErr = a.fail(unsupported("an outer join that keeps every row of a table that is not sharded against sharded table %s, over several shards (each would return the rows without a match)", name), name, "")
+		return p, nil
+	}
 	m := sqlparser.CloneStatement(c).(*sqlparser.Select)
 	rw, err := rewriteMultiSelect(m)
 	if err != nil {
@@ -457,7 +485,14 @@ func (a *analyzer) shardedDelete(p *routePlan, d *sqlparser.Delete) (*routePlan,
 			return nil, a.fail(unsupported("multi-table DELETE of a sharded table"), t.name, "")
 		}
 	}
-	p.cond = a.where(a.scope(p, d.TableExprs), d.Where, nil)
+	if tableNameOf(at) != t.name {
+		return nil, a.fail(unsupported("DELETE of table %s that reads sharded table %s in a subquery", tableNameOf(at), t.name), t.name, "")
+	}
+	var err error
+	if p.cond, _, err = a.topLevel(p, d.TableExprs, d.Where, nil, []sqlparser.SQLNode{d.OrderBy, d.Limit}); err != nil {
+		return nil, err
+	}
+	p.pinned = a.pinned
 	p.writeLimit = d.Limit != nil
 	c := sqlparser.CloneStatement(d).(*sqlparser.Delete)
 	c.Targets = nil

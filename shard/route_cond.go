@@ -32,6 +32,7 @@ const (
 	condOr                  // any kid
 	condIn                  // column = v or IN (v, …)
 	condRange               // column in a range
+	condNone                // no node needed: the query level reads no sharded table
 )
 
 // routeCond is a node of the condition tree.
@@ -60,7 +61,10 @@ func (v condValue) value(args []driver.NamedValue) Value {
 	return v.lit
 }
 
-var condAllNode = &routeCond{op: condAll}
+var (
+	condAllNode  = &routeCond{op: condAll}
+	condNoneNode = &routeCond{op: condNone}
+)
 
 func condAndOf(a, b *routeCond) *routeCond {
 	switch {
@@ -96,27 +100,45 @@ func condOrOf(a, b *routeCond) *routeCond {
 }
 
 // condScope resolves column names of a WHERE clause to the sharded table
-// references of the statement.
+// references of one query level of the statement (see level).
 type condScope struct {
-	shards []*shardRef
-	byName map[string]int // alias or table name (lower case) → reference
+	shards  []*shardRef
+	byName  map[string]int          // alias or table name (lower case) → reference
+	local   []int                   // the references of the level's FROM, in order
+	derived map[string]*derivedCols // alias → a derived table over sharded tables
 }
 
 // resolve returns the references whose sharding column col is: the
-// qualified one, or every reference sharded by that column name.
+// qualified one, or every reference of the level sharded by that column
+// name; through the plain columns of a linked derived table too.
 func (s *condScope) resolve(c *sqlparser.ColName, f func(ref int, col string)) {
 	col := c.Name.Lowered()
-	if !c.Qualifier.IsEmpty() {
-		i, ok := s.byName[strings.ToLower(c.Qualifier.Name.String())]
-		if ok && s.shards[i].table.hasColumn(col) {
-			f(i, col)
+	through := func(d *derivedCols) {
+		if d == nil || !d.linked {
+			return
 		}
+		if src, ok := d.cols[col]; ok && s.shards[src.ref].table.hasColumn(src.col) {
+			f(src.ref, src.col)
+		}
+	}
+	if !c.Qualifier.IsEmpty() {
+		q := strings.ToLower(c.Qualifier.Name.String())
+		if i, ok := s.byName[q]; ok {
+			if s.shards[i].table.hasColumn(col) {
+				f(i, col)
+			}
+			return
+		}
+		through(s.derived[q])
 		return
 	}
-	for i, sr := range s.shards {
-		if sr.table.hasColumn(col) {
+	for _, i := range s.local {
+		if s.shards[i].table.hasColumn(col) {
 			f(i, col)
 		}
+	}
+	for _, d := range s.derived {
+		through(d)
 	}
 }
 
@@ -416,6 +438,8 @@ func (e *nodeEval) eval(c *routeCond) ([]uint64, bool, error) {
 		out := e.alloc()
 		err := e.leaf(c, out)
 		return out, err == nil, err
+	case condNone:
+		return e.alloc(), true, nil
 	}
 	out := e.alloc()
 	copy(out, e.shards[0].table.full)

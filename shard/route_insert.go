@@ -39,7 +39,11 @@ func (a *analyzer) shardedInsert(p *routePlan, ins *sqlparser.Insert) (*routePla
 			p.needCols = t.name
 			return p, nil
 		}
-		cols, err := a.implicitColumns(t, rows)
+		n := len(a.insertCols)
+		if len(rows) > 0 {
+			n = len(rows[0])
+		}
+		cols, err := a.implicitColumns(t, n)
 		if err != nil {
 			return nil, err
 		}
@@ -224,7 +228,22 @@ func (p *routePlan) routeInsert(r *Router, sql string, args []driver.NamedValue)
 func (a *analyzer) shardedInsertSelect(p *routePlan, ins *sqlparser.Insert, sel *sqlparser.Select) (*routePlan, error) {
 	t := p.shards[0].table
 	if len(ins.Columns) == 0 {
-		return nil, a.fail(unsupported("INSERT … SELECT into a sharded table needs a column list"), t.name, "")
+		// As INSERT … VALUES without a column list: the table's columns
+		// (Router.RouteContext), then routed as if they had been written.
+		if a.insertCols == nil {
+			p.needCols = t.name
+			return p, nil
+		}
+		for _, e := range sel.SelectExprs.Exprs {
+			if _, ok := e.(*sqlparser.StarExpr); ok {
+				return nil, a.fail(unsupported("INSERT … SELECT * into sharded table %s without a column list (name the columns it selects)", t.name), t.name, "")
+			}
+		}
+		cols, err := a.implicitColumns(t, len(sel.SelectExprs.Exprs))
+		if err != nil {
+			return nil, err
+		}
+		ins.Columns = cols
 	}
 	if len(sel.SelectExprs.Exprs) != len(ins.Columns) {
 		return nil, a.fail(unsupported("INSERT … SELECT gives %d values for %d columns", len(sel.SelectExprs.Exprs), len(ins.Columns)), t.name, "")
@@ -237,7 +256,13 @@ func (a *analyzer) shardedInsertSelect(p *routePlan, ins *sqlparser.Insert, sel 
 	if key := strings.ToLower(t.rule.KeyColumn); key != "" && !slices.ContainsFunc(ins.Columns, func(c sqlparser.IdentifierCI) bool { return c.Lowered() == key }) {
 		return nil, a.fail(unsupported("INSERT … SELECT into table %s without its generated key column %s", t.name, key), t.name, key)
 	}
-	scope := a.scope(p, sel.From)
+	if name := a.outerJoinKeeps(sel.From); name != "" {
+		return nil, a.fail(unsupported("INSERT … SELECT with an outer join that keeps every row of a table that is not sharded against sharded table %s (its rows without a match have no sharding values)", name), name, "")
+	}
+	cond, scope, err := a.topLevel(p, sel.From, sel.Where, sel.From, append(selectParts(sel), ins.OnDup))
+	if err != nil {
+		return nil, err
+	}
 	// feeds reports whether the SELECT's value for column col of the
 	// target is the same sharding column of a source table.
 	feeds := func(col string, tableCol func(*routeTable) string) error {
@@ -254,17 +279,9 @@ func (a *analyzer) shardedInsertSelect(p *routePlan, ins *sqlparser.Insert, sel 
 			cn, ok = ae.Expr.(*sqlparser.ColName)
 		}
 		if ok {
-			src := -1
-			if q := strings.ToLower(cn.Qualifier.Name.String()); q != "" {
-				if j, found := scope.byName[q]; found {
-					src = j
-				}
-			} else if len(scope.byName) == 1 {
-				for _, j := range scope.byName {
-					src = j
-				}
-			}
-			if src >= 0 && strings.EqualFold(cn.Name.String(), tableCol(scope.shards[src].table)) {
+			// A column of a source table, or of a derived table that
+			// selects it: a value of this node's rows.
+			if src, found := scope.source(cn, false); found && src.col == tableCol(scope.shards[src.ref].table) {
 				return nil
 			}
 		}
@@ -277,7 +294,7 @@ func (a *analyzer) shardedInsertSelect(p *routePlan, ins *sqlparser.Insert, sel 
 	if err := feeds(t.tblCol, func(s *routeTable) string { return s.tblCol }); err != nil {
 		return nil, err
 	}
-	p.cond = a.where(scope, sel.Where, sel.From)
+	p.cond, p.pinned = cond, a.pinned
 	p.writeLimit = sel.Limit != nil
 	c := sqlparser.CloneStatement(ins)
 	if err := a.rename(c, true); err != nil {
@@ -287,15 +304,11 @@ func (a *analyzer) shardedInsertSelect(p *routePlan, ins *sqlparser.Insert, sel 
 	return p, nil
 }
 
-// implicitColumns is the column list of an INSERT without one: the
-// table's columns when each row has a value for each; all but the key
-// column when the rows have one value fewer and the table generates that
-// key (as ShardingSphere does).
-func (a *analyzer) implicitColumns(t *routeTable, rows sqlparser.Values) (sqlparser.Columns, error) {
-	n := len(a.insertCols)
-	if len(rows) > 0 {
-		n = len(rows[0])
-	}
+// implicitColumns is the column list of an INSERT without one, whose
+// rows (or SELECT) have n values: the table's columns when there is a
+// value for each; all but the key column when there is one value fewer
+// and the table generates that key (as ShardingSphere does).
+func (a *analyzer) implicitColumns(t *routeTable, n int) (sqlparser.Columns, error) {
 	keyCol := strings.ToLower(t.rule.KeyColumn)
 	var out sqlparser.Columns
 	switch {

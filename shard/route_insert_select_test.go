@@ -46,9 +46,55 @@ func TestRouteInsertSelect(t *testing.T) {
 			errHas: []string{"sharding column"},
 		},
 		{
-			name: "no column list", err: ErrUnsupported,
+			name: "no column list, without a column source", err: ErrUnsupported,
+			sql:    "INSERT INTO t_order SELECT order_id, user_id, note FROM t_order WHERE user_id = 1 AND order_id = 1",
+			errHas: []string{"needs the table's columns", "RouteContext"},
+		},
+		// Without a column list (Router.RouteContext): the table's
+		// columns, then as with the list.
+		{
+			name: "no column list: the table's columns", write: true, reason: ReasonSingleShard, cols: true,
+			sql:  "INSERT INTO t_order SELECT order_id, user_id, note FROM t_order WHERE user_id = ? AND order_id = ? ON DUPLICATE KEY UPDATE note = ?",
+			args: []any{int64(1), int64(2), "n"},
+			units: []unitWant{{"ds_1", "insert into t_order_2(order_id, user_id, note) select order_id, user_id, note from t_order_2 where user_id = ? and order_id = ? on duplicate key update note = ?",
+				[]any{int64(1), int64(2), "n"}}},
+		},
+		{
+			name: "REPLACE without a column list from a binding table, several nodes", write: true, reason: ReasonMultiShard, cols: true,
+			sql: "REPLACE INTO t_order SELECT i.order_id, i.user_id, 'copied' FROM t_order_item i WHERE i.user_id IN (2, 3) AND i.order_id = 5",
+			units: []unitWant{
+				{"ds_0", "replace into t_order_1(order_id, user_id, note) select i.order_id, i.user_id, 'copied' from t_order_item_1 as i where i.user_id in (2, 3) and i.order_id = 5", nil},
+				{"ds_1", "replace into t_order_1(order_id, user_id, note) select i.order_id, i.user_id, 'copied' from t_order_item_1 as i where i.user_id in (2, 3) and i.order_id = 5", nil},
+			},
+		},
+		{
+			name: "no column list: a sharding column fed by something else", err: ErrUnsupported, cols: true,
+			sql:    "INSERT INTO t_order SELECT order_id, user_id + 1, note FROM t_order WHERE user_id = 1 AND order_id = 1",
+			errHas: []string{"sharding column user_id", "user_id + 1"},
+		},
+		{
+			name: "no column list: columns swapped", err: ErrUnsupported, cols: true,
+			sql:    "INSERT INTO t_order SELECT user_id, order_id, note FROM t_order WHERE user_id = 1 AND order_id = 1",
+			errHas: []string{"sharding column"},
+		},
+		{
+			name: "no column list: one value fewer leaves the generated key out", err: ErrUnsupported, cols: true,
+			sql:    "INSERT INTO t_order SELECT user_id, note FROM t_order WHERE user_id = 1",
+			errHas: []string{"generated key column order_id"},
+		},
+		{
+			name: "no column list: another count", err: ErrUnsupported, cols: true,
+			sql:    "INSERT INTO t_order SELECT order_id FROM t_order WHERE user_id = 1 AND order_id = 1",
+			errHas: []string{"1 values per row, table t_order has 3 columns (order_id, user_id, note)"},
+		},
+		{
+			name: "no column list: SELECT *", err: ErrUnsupported, cols: true,
 			sql:    "INSERT INTO t_order SELECT * FROM t_order WHERE user_id = 1 AND order_id = 1",
-			errHas: []string{"needs a column list"},
+			errHas: []string{"SELECT *", "name the columns"},
+		},
+		{
+			name: "no column list: no sharding condition", err: ErrNoShardKey, cols: true,
+			sql: "INSERT INTO t_order SELECT order_id, user_id, note FROM t_order WHERE note = 'x'",
 		},
 		{
 			name: "the generated key left out", err: ErrUnsupported,

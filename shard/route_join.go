@@ -13,6 +13,7 @@ package shard
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"vitess.io/vitess/go/vt/sqlparser"
@@ -26,9 +27,10 @@ func (t *routeTable) pairingColumn() string {
 	return t.dbCol
 }
 
-// checkBindingJoin refuses a join of binding tables whose conditions do
-// not equate their pairing columns.
-func (a *analyzer) checkBindingJoin(sharded []*tableUse) error {
+// checkBindingJoin refuses a join of binding tables, in the statement's
+// own FROM, whose conditions do not equate their pairing columns (the
+// joins of subqueries are checked with them, see level).
+func (a *analyzer) checkBindingJoin() error {
 	var from []sqlparser.TableExpr
 	var where *sqlparser.Where
 	switch s := a.stmt.(type) {
@@ -39,24 +41,34 @@ func (a *analyzer) checkBindingJoin(sharded []*tableUse) error {
 			return nil
 		}
 		from, where = sel.From, sel.Where
-		view := strings.ToLower(s.ViewName.Name.String())
-		var sources []*tableUse
-		for _, u := range sharded {
-			if u.name != view {
-				sources = append(sources, u)
-			}
-		}
-		sharded = sources
 	case *sqlparser.Select:
 		from, where = s.From, s.Where
 	case *sqlparser.Update:
 		from, where = s.TableExprs, s.Where
 	case *sqlparser.Delete:
 		from, where = s.TableExprs, s.Where
+	case *sqlparser.Insert:
+		sel, ok := s.Rows.(*sqlparser.Select)
+		if !ok {
+			return nil
+		}
+		from, where = sel.From, sel.Where
 	default:
 		return nil // DDL naming several tables joins nothing
 	}
-	if len(sharded) < 2 {
+	var names []string
+	forTopTables(from, func(_ *sqlparser.AliasedTableExpr, n sqlparser.TableName) {
+		if name := strings.ToLower(n.Name.String()); a.r.tables[name] != nil && !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+	})
+	return a.checkPairing(from, where, names)
+}
+
+// checkPairing refuses a join of the binding tables names (logical, lower
+// case) in from whose conditions do not equate their pairing columns.
+func (a *analyzer) checkPairing(from []sqlparser.TableExpr, where *sqlparser.Where, names []string) error {
+	if len(names) < 2 {
 		return nil
 	}
 	refs := map[string]string{} // alias or table name → logical table
@@ -141,9 +153,9 @@ func (a *analyzer) checkBindingJoin(sharded []*tableUse) error {
 	if where != nil {
 		conds(where.Expr)
 	}
-	first := a.r.tables[sharded[0].name]
-	for _, u := range sharded[1:] {
-		t := a.r.tables[u.name]
+	first := a.r.tables[names[0]]
+	for _, name := range names[1:] {
+		t := a.r.tables[name]
 		fc, tc := first.pairingColumn(), t.pairingColumn()
 		if fc == "" || tc == "" {
 			continue // every node of the table: nothing to pair by
@@ -174,3 +186,39 @@ func (e equivalence) find(x string) string {
 func (e equivalence) join(a, b string) { e[e.find(a)] = e.find(b) }
 
 func (e equivalence) same(a, b string) bool { return e.find(a) == e.find(b) }
+
+// outerJoinKeeps returns a sharded table that an outer join of from
+// pairs with a side of no sharded table whose every row it keeps (t_dict
+// LEFT JOIN t_order): over several data nodes each node would return the
+// rows that match nothing there, once per node; into an INSERT … SELECT
+// they would bring NULL sharding values.
+func (a *analyzer) outerJoinKeeps(from []sqlparser.TableExpr) string {
+	var found string
+	var walk func(t sqlparser.TableExpr)
+	walk = func(t sqlparser.TableExpr) {
+		switch t := t.(type) {
+		case *sqlparser.JoinTableExpr:
+			kept, other := t.LeftExpr, t.RightExpr
+			switch t.Join {
+			case sqlparser.LeftJoinType, sqlparser.NaturalLeftJoinType:
+			case sqlparser.RightJoinType, sqlparser.NaturalRightJoinType:
+				kept, other = other, kept
+			default:
+				kept = nil
+			}
+			if kept != nil && found == "" && a.hasSharded(kept) == "" {
+				found = a.hasSharded(other)
+			}
+			walk(t.LeftExpr)
+			walk(t.RightExpr)
+		case *sqlparser.ParenTableExpr:
+			for _, x := range t.Exprs {
+				walk(x)
+			}
+		}
+	}
+	for _, t := range from {
+		walk(t)
+	}
+	return found
+}

@@ -42,6 +42,7 @@ type routePlan struct {
 	writeLimit bool           // UPDATE/DELETE … LIMIT: one unit only
 	keyAssigns []keyAssign    // UPDATE … SET of a sharding column to its pinned value
 	multi      *sqlTemplate   // SELECT over several units
+	pinned     []pinnedCond   // subqueries that must be on the statement's one node
 	multiErr   error          // why a SELECT cannot run over several units
 	merge      *selectRewrite // the merge of a SELECT over several units
 	ins        *insertPlan
@@ -149,6 +150,19 @@ func (p *routePlan) routeSharded(r *Router, sql string, args []driver.NamedValue
 		if r.rules.RefuseBroadcastReads {
 			return nil, &RouteError{Table: lead.name, Column: lead.shardingColumns(), SQL: sql,
 				Err: fmt.Errorf("%w: reads without one are refused (RefuseBroadcastReads)", ErrNoShardKey)}
+		}
+	}
+	for _, pc := range p.pinned {
+		// A subquery not linked with the query around it reads its rows
+		// where they are: the statement and all such subqueries must be
+		// on one data node.
+		s, _, err := ev.eval(pc.cond)
+		if err != nil {
+			return nil, &RouteError{Table: pc.table, SQL: sql, Err: err}
+		}
+		orInto(set, s)
+		if n := countBits(set); n > 1 {
+			return nil, &RouteError{Table: pc.table, SQL: sql, Err: unsupported("a subquery or derived table over sharded table %s whose rows may be on other data nodes than the rest of the statement (%d data nodes): it runs only on the statement's one node, or linked with it by the binding column", pc.table, n)}
 		}
 	}
 	n := countBits(set)

@@ -1,6 +1,7 @@
 package shard
 
 import (
+	"context"
 	"database/sql/driver"
 	"errors"
 	"fmt"
@@ -32,6 +33,7 @@ type routeCase struct {
 	lastID int64
 	tables []string
 	merge  *MergePlan // expected Merge; nil: none
+	cols   bool       // route with Router.RouteContext and testColumns
 	// errors
 	err    error    // sentinel the error must match
 	errHas []string // substrings of the message
@@ -46,7 +48,13 @@ func runRouteCases(t *testing.T, cases []routeCase) {
 				c.rules(rules)
 			}
 			r := NewRouter(rules)
-			rt, err := r.Route(c.sql, routeArgs(c.args...))
+			var rt *Route
+			var err error
+			if c.cols {
+				rt, err = r.RouteContext(context.Background(), c.sql, routeArgs(c.args...), testColumns)
+			} else {
+				rt, err = r.Route(c.sql, routeArgs(c.args...))
+			}
 			if c.err != nil || c.errHas != nil {
 				require.Error(t, err)
 				if c.err != nil {
@@ -539,8 +547,8 @@ func TestRouteShardedWrites(t *testing.T) {
 			err: ErrUnsupported, errHas: []string{"multi-table DELETE"},
 		},
 		{
-			name: "DELETE of a sharded table with a subquery over a sharded table",
-			sql:  "DELETE FROM t_order WHERE user_id = 1 AND order_id IN (SELECT order_id FROM t_order_item)",
+			name: "DELETE of a sharded table with a subquery over a sharded table not linked",
+			sql:  "DELETE FROM t_order WHERE user_id = 1 AND status IN (SELECT status FROM t_order_item)",
 			err:  ErrUnsupported, errHas: []string{"subquery"},
 		},
 	})
@@ -909,6 +917,17 @@ func FuzzRoute(f *testing.F) {
 		"CREATE VIEW t_order_view AS SELECT o.order_id, o.user_id FROM t_order o JOIN t_dict d ON d.k = o.kind WHERE o.status = 'ok'",
 		"DROP VIEW IF EXISTS t_order_view, v",
 		"DELETE FROM shop.t_order WHERE shop.t_order.user_id = ? AND order_id = ?",
+		// INSERT … SELECT without a column list, subqueries, derived tables
+		"INSERT INTO t_order SELECT order_id, user_id, note FROM t_order_item WHERE user_id = ? AND order_id = ? ON DUPLICATE KEY UPDATE note = ?",
+		"REPLACE INTO t_order SELECT t.order_id, t.user_id, t.note FROM (SELECT order_id, user_id, note FROM t_order WHERE user_id = ?) t WHERE t.order_id = ?",
+		"SELECT * FROM t_order WHERE order_id IN (SELECT order_id FROM t_order_item WHERE user_id = ? AND order_id = ?)",
+		"SELECT o.order_id FROM t_order o WHERE o.user_id IN (?, 2) AND EXISTS (SELECT 1 FROM t_order_item i WHERE i.order_id = o.order_id AND i.qty > ?) ORDER BY 1 LIMIT ?",
+		"SELECT * FROM t_order o WHERE o.user_id = ? AND o.order_id = ? AND o.status IN (SELECT status FROM t_order_item i WHERE i.user_id = ? AND i.order_id = ?)",
+		"SELECT d.s, COUNT(*) FROM (SELECT status AS s, user_id AS u FROM t_order) AS d WHERE d.u = ? GROUP BY d.s",
+		"SELECT * FROM (SELECT id, content FROM t_order WHERE user_id = ? AND content IN (SELECT content FROM t_order_item WHERE user_id = ?)) AS temp",
+		"SELECT * FROM t_dict WHERE k IN (SELECT status FROM t_order WHERE user_id = ? AND order_id = ?) AND NOT EXISTS (SELECT 1 FROM t_account a WHERE a.user_id = ?)",
+		"DELETE FROM t_order WHERE user_id = ? AND order_id IN (SELECT order_id FROM t_order_item WHERE qty = 0)",
+		"UPDATE t_order o SET o.note = (SELECT MAX(i.qty) FROM t_order_item i WHERE i.order_id = o.order_id) WHERE o.user_id = ? AND o.order_id BETWEEN ? AND ?",
 	} {
 		f.Add(s)
 	}
@@ -916,8 +935,14 @@ func FuzzRoute(f *testing.F) {
 	r := NewRouter(rules)
 	p := sqlparser.NewTestParser()
 	args := routeArgs(int64(1), int64(2), int64(3), int64(4), int64(5), int64(6), int64(7), int64(8))
+	physical := make(map[string]bool) // t_account's tables are named t_account
+	for _, t := range rules.Tables {
+		for _, n := range t.DataNodes {
+			physical[n.Table] = true
+		}
+	}
 	f.Fuzz(func(t *testing.T, sql string) {
-		rt, err := r.Route(sql, args)
+		rt, err := r.RouteContext(context.Background(), sql, args[:min(countPlaceholders(sql), len(args))], testColumns)
 		if err != nil {
 			if !strings.HasPrefix(err.Error(), "rwshard: shard: ") {
 				t.Fatalf("error without prefix: %v", err)
@@ -940,19 +965,51 @@ func FuzzRoute(f *testing.F) {
 				if n := countPlaceholders(u.SQL); n != len(u.Args) {
 					t.Fatalf("%d placeholders, %d args: %q from %q", n, len(u.Args), u.SQL, sql)
 				}
-				if name := r.mentionedTable(u.SQL, nil); name != "" && r.tables[name] != nil {
+				if name := r.mentionedTable(u.SQL, nil); name != "" && r.tables[name] != nil && !physical[name] {
 					t.Fatalf("logical table %s in %q from %q", name, u.SQL, sql)
 				}
 				continue
 			}
-			if _, err := p.Parse(u.SQL); err != nil {
+			stmt, err := p.Parse(u.SQL)
+			if err != nil {
 				t.Fatalf("unit SQL does not parse: %q from %q: %v", u.SQL, sql, err)
+			}
+			switch stmt.(type) {
+			case *sqlparser.Select, *sqlparser.Insert, *sqlparser.Update, *sqlparser.Delete:
+				// One data node per unit: every physical table of the
+				// binding group t_order, t_order_item (subqueries
+				// included) has the same suffix.
+				if suffixes := bindingSuffixes(u.SQL); len(suffixes) > 1 {
+					t.Fatalf("unit %q from %q names the tables of several nodes: %v", u.SQL, sql, suffixes)
+				}
 			}
 			if n := countPlaceholders(u.SQL); n != len(u.Args) {
 				t.Fatalf("%d placeholders, %d args: %q from %q", n, len(u.Args), u.SQL, sql)
 			}
 		}
 	})
+}
+
+// bindingSuffixes returns the node suffixes of the physical tables of
+// t_order and t_order_item that sql names.
+func bindingSuffixes(sql string) map[string]bool {
+	out := make(map[string]bool)
+	tkn := sqlparser.NewTestParser().NewStringTokenizer(sql)
+	for {
+		typ, val := tkn.Scan()
+		if typ == 0 || typ == sqlparser.LEX_ERROR {
+			return out
+		}
+		if typ != sqlparser.ID {
+			continue
+		}
+		for _, prefix := range []string{"t_order_item_", "t_order_"} {
+			if n, ok := strings.CutPrefix(strings.ToLower(val), prefix); ok && n != "" && strings.Trim(n, "0123456789") == "" {
+				out[n] = true
+				break
+			}
+		}
+	}
 }
 
 // countPlaceholders counts the '?' tokens of sql.

@@ -40,6 +40,9 @@ func (a *analyzer) shardedUpdate(p *routePlan, u *sqlparser.Update) (*routePlan,
 	if !ok {
 		return nil, a.fail(unsupported("multi-table UPDATE of a sharded table"), t.name, "")
 	}
+	if tableNameOf(at) != t.name {
+		return nil, a.fail(unsupported("UPDATE of table %s that reads sharded table %s in a subquery", tableNameOf(at), t.name), t.name, "")
+	}
 	ref := strings.ToLower(at.As.String())
 	if ref == "" {
 		ref = t.name
@@ -73,7 +76,11 @@ func (a *analyzer) shardedUpdate(p *routePlan, u *sqlparser.Update) (*routePlan,
 		}
 		p.keyAssigns = append(p.keyAssigns, keyAssign{col: col, set: set, where: where})
 	}
-	p.cond = a.where(a.scope(p, u.TableExprs), u.Where, nil)
+	var err error
+	if p.cond, _, err = a.topLevel(p, u.TableExprs, u.Where, nil, []sqlparser.SQLNode{u.Exprs, u.OrderBy, u.Limit}); err != nil {
+		return nil, err
+	}
+	p.pinned = a.pinned
 	p.writeLimit = u.Limit != nil
 	c := sqlparser.CloneStatement(u)
 	if err := a.rename(c, true); err != nil {

@@ -41,9 +41,23 @@ keyGenerators:
 // primary and a replica) into a temporary file and returns its path.
 func RulesFile(t testing.TB, l *lab.Lab) string {
 	t.Helper()
+	return rulesFile(t, l, func(n *lab.Node) string { return n.DSN("") })
+}
+
+// PlainRulesFile is RulesFile with the data sources as lab.PlainUser, who
+// has GRANT ALL ON app.* and nothing more.
+func PlainRulesFile(t testing.TB, l *lab.Lab) string {
+	t.Helper()
+	return rulesFile(t, l, func(n *lab.Node) string {
+		return fmt.Sprintf("%s:%s@tcp(%s)/%s", lab.PlainUser, lab.PlainPassword, n.Addr(), lab.AppDatabase)
+	})
+}
+
+func rulesFile(t testing.TB, l *lab.Lab, dsn func(*lab.Node) string) string {
+	t.Helper()
 	var dsns []any
 	for _, g := range l.Groups {
-		dsns = append(dsns, g.Primary().DSN(""), g.Replicas()[0].DSN(""))
+		dsns = append(dsns, dsn(g.Primary()), dsn(g.Replicas()[0]))
 	}
 	path := filepath.Join(t.TempDir(), "rules.yaml")
 	if err := os.WriteFile(path, []byte(fmt.Sprintf(shardRules, dsns...)), 0o600); err != nil {
