@@ -146,7 +146,7 @@ func NewSnowflake(workerID int64, clock Clock, opts ...SnowflakeOption) (*Snowfl
 // clock is the time source (time.Now when nil).
 func NewKeyGenerator(typ string, props map[string]string, clock Clock) (KeyGenerator, error) {
 	if strings.ToUpper(strings.TrimSpace(typ)) != TypeSnowflake {
-		return nil, &PropError{Type: typ, Reason: "unknown key generator type; want SNOWFLAKE"}
+		return nil, &PropError{Type: typ, Reason: "unknown key generator type; want SNOWFLAKE (for UUID, NANOID, COSID or a class of your own: SNOWFLAKE in the file, or shard.Rules built in Go with your shard.KeyGenerator)"}
 	}
 	p := algoProps{typ: TypeSnowflake, m: props}
 	worker, err := p.optInt64Prop("worker-id", 0, 0, snowflakeMaxWorkerID)

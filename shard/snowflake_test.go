@@ -313,7 +313,7 @@ func TestNewKeyGenerator(t *testing.T) {
 		props map[string]string
 		want  string
 	}{
-		{"UUID", nil, `rwshard: shard: "UUID": unknown key generator type; want SNOWFLAKE`},
+		{"UUID", nil, `rwshard: shard: "UUID": unknown key generator type; want SNOWFLAKE (for UUID, NANOID, COSID or a class of your own: SNOWFLAKE in the file, or shard.Rules built in Go with your shard.KeyGenerator)`},
 		{"SNOWFLAKE", map[string]string{"worker-id": "1024"}, `rwshard: shard: SNOWFLAKE: property worker-id="1024": out of range [0, 1023]`},
 		{"SNOWFLAKE", map[string]string{"worker-id": "one"}, `rwshard: shard: SNOWFLAKE: property worker-id="one": not an integer`},
 		{"SNOWFLAKE", map[string]string{"max-tolerate-time-difference-milliseconds": "-1"}, `rwshard: shard: SNOWFLAKE: property max-tolerate-time-difference-milliseconds="-1": out of range [0, 2147483647]`},

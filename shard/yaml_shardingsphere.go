@@ -166,7 +166,7 @@ func (s *ssReader) dataSources(p yamlPair) error {
 			}
 		}
 		if src.urlKey == "" {
-			return s.errf(e.kn, e.path, "no jdbcUrl")
+			return s.errf(e.kn, e.path, "no jdbcUrl: rwshard connects with go-sql-driver/mysql, not through a Java pool (dataSourceClassName, driverClassName); add jdbcUrl: jdbc:mysql://host:3306/db with username and password")
 		}
 		dsn, err := s.jdbcDSN(src)
 		if err != nil {

@@ -320,7 +320,7 @@ func TestShardingSphereInvalid(t *testing.T) {
 `, "rules.!READWRITE_SPLITTING.loadBalancers.lb.props.ds_1: -1: weights must be finite numbers >= 0", 13},
 		// Data sources.
 		{"no jdbcUrl", "dataSources:\n  ds_0: {username: u, jdbcUrl: jdbc:mysql://h/db}\n  ds_1: {username: u}\nrules: []\n",
-			"dataSources.ds_1: no jdbcUrl", 3},
+			"dataSources.ds_1: no jdbcUrl: rwshard connects with go-sql-driver/mysql, not through a Java pool (dataSourceClassName, driverClassName); add jdbcUrl: jdbc:mysql://host:3306/db", 3},
 		{"unknown data source key", "dataSources:\n  ds_0:\n    jdbcUrl: jdbc:mysql://h/db\n    autoCommit: false\nrules: []\n",
 			"dataSources.ds_0.autoCommit: unknown key; valid keys here: jdbcUrl, url, username, password, dataSourceProperties, connectionTestQuery", 4},
 	} {
