@@ -57,6 +57,10 @@ type conn struct {
 	primaryState  bool      // sess carries state only primary statements see (PrimaryState): kept, not pinned
 	openRows      int       // result sets still open on sess
 	broken        bool      // sess broke: database/sql must discard this conn
+	// unchecked: sess, held without session state, has not had its
+	// liveness check since database/sql handed this connection out again;
+	// it gets it when a statement is about to use it (checkHeld).
+	unchecked bool
 
 	// A write inside a transaction is recorded for read-your-writes when
 	// the transaction commits, in the session it ran in.
@@ -197,6 +201,7 @@ func (c *conn) route(ctx context.Context, q string) (router.Class, router.Decisi
 // session returns the held backend connection, taking one of the primary
 // (waiting for it as a write does) when there is none.
 func (c *conn) session(ctx context.Context, cls router.Class, d router.Decision, q string) (*backend, error) {
+	c.checkHeld(ctx)
 	if c.sess != nil {
 		return c.sess, nil
 	}
@@ -615,6 +620,7 @@ func (c *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, e
 	if c.broken {
 		return nil, c.lost("BEGIN")
 	}
+	c.checkHeld(ctx)
 	if c.sess != nil {
 		if v, ok := c.sess.dc.(driver.Validator); ok && !v.IsValid() {
 			if err := c.lose(); err != nil {
@@ -785,6 +791,7 @@ func (c *conn) endTx(commit bool) error {
 
 // Ping checks the primary, or the pinned connection.
 func (c *conn) Ping(ctx context.Context) error {
+	c.checkHeld(ctx)
 	if c.sess != nil {
 		if p, ok := c.sess.dc.(driver.Pinger); ok {
 			return c.sessionErr(p.Ping(ctx), router.Decision{Reason: router.ReasonSessionPinned}, "PING")
@@ -849,6 +856,18 @@ func (c *conn) ResetSession(ctx context.Context) error {
 		c.release() // the state goes with its backend connection
 		return nil
 	}
+	if !c.keep() {
+		if !c.cl.isPrimary(c.sess.node) {
+			c.sess.release(false) // the node is no longer the primary
+			c.sess = nil
+			return nil
+		}
+		// Without state the held connection is checked when a statement
+		// uses it, not here: a read that goes to a replica does not pay
+		// for a check of the primary connection (checkHeld).
+		c.unchecked = true
+		return nil
+	}
 	// The held connection gets go-sql-driver's own check before reuse (a
 	// stale connection the server closed: wait_timeout, a restart).
 	if r, ok := c.sess.dc.(driver.SessionResetter); ok {
@@ -856,11 +875,25 @@ func (c *conn) ResetSession(ctx context.Context) error {
 			return c.lose()
 		}
 	}
-	if !c.keep() && !c.cl.isPrimary(c.sess.node) {
-		c.sess.release(false) // the node is no longer the primary
-		c.sess = nil
-	}
 	return nil
+}
+
+// checkHeld gives the held connection, without session state, the
+// liveness check ResetSession left for its first use; a dead one is
+// dropped (lose) and the statement goes to a fresh connection.
+func (c *conn) checkHeld(ctx context.Context) {
+	if !c.unchecked {
+		return
+	}
+	c.unchecked = false
+	if c.sess == nil {
+		return
+	}
+	if r, ok := c.sess.dc.(driver.SessionResetter); ok {
+		if err := r.ResetSession(ctx); err != nil {
+			_ = c.lose() // no state: never an error
+		}
+	}
 }
 
 // lose handles a held connection found dead before anything was sent on

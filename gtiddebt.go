@@ -93,7 +93,10 @@ func (cl *cluster) payOwed(ctx context.Context, b *backend, broken bool) {
 // connection still owes, from the primary's position.
 func (c *conn) collect(ctx context.Context) {
 	if c.sess != nil && c.sess.owe != 0 && c.openRows == 0 {
-		c.cl.payOwed(ctx, c.sess, false)
+		c.checkHeld(ctx)
+		if c.sess != nil && c.sess.owe != 0 { // lose pays what a dropped connection owed
+			c.cl.payOwed(ctx, c.sess, false)
+		}
 	}
 	if due, gen := c.cl.debt.due(); due && c.cl.position(ctx, &c.cl.global, "") {
 		c.cl.debt.cover(gen)

@@ -168,9 +168,10 @@ func (s *syncBuffer) String() string {
 }
 
 // go-sql-driver's own log lines go to the configured slog.Logger with
-// rwshard.driverLog=slog: a pooled connection the server killed is found
-// on its next use, and go-sql-driver's "closing bad idle connection" line
-// arrives at Warn with the node's name.
+// rwshard.driverLog=slog: a held connection the server killed is found on
+// its next use (a transaction: the primary connection the logical
+// connection holds), and go-sql-driver's "closing bad idle connection"
+// line arrives at Warn with the node's name.
 func TestLabDriverLogToSlog(t *testing.T) {
 	l := rwLab.Get(t)
 	ctx := labtest.Ctx(t, time.Minute)
@@ -187,8 +188,9 @@ func TestLabDriverLogToSlog(t *testing.T) {
 	_, err = direct(t, l.Primary(), "").ExecContext(ctx, fmt.Sprintf("KILL %d", id))
 	require.NoError(t, err)
 	require.True(t, assert.Eventually(t, func() bool {
-		var one int
-		require.NoError(t, db.QueryRowContext(ctx, "SELECT 1").Scan(&one))
+		tx, err := db.BeginTx(ctx, nil)
+		require.NoError(t, err)
+		require.NoError(t, tx.Commit())
 		return strings.Contains(buf.String(), "closing bad idle connection")
 	}, 10*time.Second, 50*time.Millisecond), "log: %s", buf.String())
 	out := buf.String()
