@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -209,12 +210,44 @@ func (n *Node) Running() bool {
 	}
 }
 
-// freePort asks the kernel for a free loopback port.
+// freePort finds a free loopback port below the kernel's ephemeral range
+// (ip_local_port_range): a port the kernel hands out for outgoing
+// connections could be taken by one of them — the tests make thousands —
+// between this check and mariadbd's bind, or while a killed node is down
+// before its restart. Ports of other labs starting at the same moment are
+// the remaining risk, small in a range of thousands chosen at random.
 func freePort() (int, error) {
+	low := ephemeralLow()
+	const base = 10000
+	for range 200 {
+		if low <= base+1000 {
+			break // no room below the range: let the kernel choose
+		}
+		p := base + rand.IntN(low-base)
+		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p))
+		if err == nil {
+			l.Close()
+			return p, nil
+		}
+	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, err
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// ephemeralLow is the first port of the kernel's ephemeral range (Linux's
+// default 32768 when it cannot be read).
+func ephemeralLow() int {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 32768
+	}
+	var low, high int
+	if _, err := fmt.Sscan(string(b), &low, &high); err != nil || low <= 0 {
+		return 32768
+	}
+	return low
 }
