@@ -3,7 +3,6 @@ package rwshard_test
 import (
 	"context"
 	"database/sql"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -12,25 +11,6 @@ import (
 	"github.com/rwshard/rwshard/internal/lab/labtest"
 	"github.com/rwshard/rwshard/internal/require"
 )
-
-// cancelOn is a tracer that cancels a context when a statement ends on a
-// node: the caller gone just as its write returned.
-type cancelOn struct {
-	node   string
-	cancel atomic.Pointer[context.CancelFunc]
-}
-
-func (c *cancelOn) StatementStart(ctx context.Context, _ rwshard.StatementStart) context.Context {
-	return ctx
-}
-
-func (c *cancelOn) StatementEnd(_ context.Context, e rwshard.StatementEnd) {
-	if e.Node == c.node {
-		if f := c.cancel.Swap(nil); f != nil {
-			(*f)()
-		}
-	}
-}
 
 // A write whose GTID could not be read (its caller's context ended as it
 // returned) does not leave the session with an older GTID that a replica
@@ -43,7 +23,7 @@ func TestLabUnknownGTIDIsNotAnOldOne(t *testing.T) {
 	setup(t, l, "CREATE TABLE IF NOT EXISTS unknown_gtid (id INT PRIMARY KEY)", "TRUNCATE unknown_gtid")
 	cfg, err := rwshard.ParseDSN(labDSN(l, "rwshard.probeInterval=100ms&rwshard.causalWait=fast"))
 	require.NoError(t, err)
-	tracer := &cancelOn{node: "primary"}
+	tracer := labtest.NewCancelOn("primary")
 	cfg.Tracer = tracer
 	c, err := rwshard.NewConnector(cfg)
 	require.NoError(t, err)
@@ -61,10 +41,10 @@ func TestLabUnknownGTIDIsNotAnOldOne(t *testing.T) {
 	}
 	time.Sleep(500 * time.Millisecond) // the probes see the replicas at the first write
 	wctx, cancel := context.WithCancel(sctx)
-	tracer.cancel.Store(&cancel)
+	tracer.Arm(cancel)
 	_, err = db.ExecContext(wctx, "INSERT INTO unknown_gtid VALUES (2)")
 	require.NoError(t, err)
-	require.Nil(t, tracer.cancel.Load(), "the context ended as the write returned")
+	require.True(t, tracer.Fired(), "the context ended as the write returned")
 
 	var n, sid int
 	require.NoError(t, db.QueryRowContext(sctx, "SELECT COUNT(*), @@server_id FROM unknown_gtid WHERE id = 2").Scan(&n, &sid))

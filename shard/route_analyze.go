@@ -415,6 +415,14 @@ func (a *analyzer) where(s *condScope, w *sqlparser.Where, from []sqlparser.Tabl
 	if w != nil {
 		c = s.build(w.Expr)
 	}
+	innerJoinConditions(from, func(on sqlparser.Expr) { c = condAndOf(c, s.build(on)) })
+	return c
+}
+
+// innerJoinConditions calls f with the ON condition of every inner join
+// of from, nested ones included; an outer join's is left out, and so are
+// the joins under it.
+func innerJoinConditions(from []sqlparser.TableExpr, f func(sqlparser.Expr)) {
 	var inner func(t sqlparser.TableExpr)
 	inner = func(t sqlparser.TableExpr) {
 		switch t := t.(type) {
@@ -423,7 +431,7 @@ func (a *analyzer) where(s *condScope, w *sqlparser.Where, from []sqlparser.Tabl
 				return
 			}
 			if t.Condition != nil && t.Condition.On != nil {
-				c = condAndOf(c, s.build(t.Condition.On))
+				f(t.Condition.On)
 			}
 			inner(t.LeftExpr)
 			inner(t.RightExpr)
@@ -436,7 +444,6 @@ func (a *analyzer) where(s *condScope, w *sqlparser.Where, from []sqlparser.Tabl
 	for _, t := range from {
 		inner(t)
 	}
-	return c
 }
 
 func (a *analyzer) shardedSelect(p *routePlan, sel *sqlparser.Select) (*routePlan, error) {

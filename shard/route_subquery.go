@@ -158,27 +158,7 @@ func conjuncts(w *sqlparser.Where, from []sqlparser.TableExpr) []sqlparser.Expr 
 	if w != nil {
 		split(w.Expr)
 	}
-	var inner func(t sqlparser.TableExpr)
-	inner = func(t sqlparser.TableExpr) {
-		switch t := t.(type) {
-		case *sqlparser.JoinTableExpr:
-			if t.Join != sqlparser.NormalJoinType && t.Join != sqlparser.StraightJoinType {
-				return
-			}
-			if t.Condition != nil && t.Condition.On != nil {
-				split(t.Condition.On)
-			}
-			inner(t.LeftExpr)
-			inner(t.RightExpr)
-		case *sqlparser.ParenTableExpr:
-			for _, x := range t.Exprs {
-				inner(x)
-			}
-		}
-	}
-	for _, t := range from {
-		inner(t)
-	}
+	innerJoinConditions(from, split)
 	return out
 }
 

@@ -6,7 +6,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -57,25 +56,6 @@ func nodeStats(t *testing.T, c *rwshard.Connector, name string) rwshard.NodeStat
 	return rwshard.NodeStats{}
 }
 
-// cancelOn is a tracer that cancels a context when a statement ends on a
-// node: the caller gone just as its write returned.
-type cancelOn struct {
-	node   string
-	cancel atomic.Pointer[context.CancelFunc]
-}
-
-func (c *cancelOn) StatementStart(ctx context.Context, _ rwshard.StatementStart) context.Context {
-	return ctx
-}
-
-func (c *cancelOn) StatementEnd(_ context.Context, e rwshard.StatementEnd) {
-	if e.Node == c.node {
-		if f := c.cancel.Swap(nil); f != nil {
-			(*f)()
-		}
-	}
-}
-
 // A session's read-your-writes state is per data source: each is its own
 // replication cluster, and all of them number their GTIDs in domain 0. A
 // write on ds_0 must neither hold back the session's reads of ds_1 (wait
@@ -87,7 +67,7 @@ func TestLabShardedSessionPerDataSource(t *testing.T) {
 	cfg, err := rwshard.ParseDSN("/app?rwshard.rulesFile=" + url.QueryEscape(labtest.RulesFile(t, l)) +
 		"&rwshard.probeInterval=250ms&rwshard.consistency=causal&rwshard.causalTimeout=1s")
 	require.NoError(t, err)
-	tracer := &cancelOn{node: "ds_1-primary"}
+	tracer := labtest.NewCancelOn("ds_1-primary")
 	cfg.Tracer = tracer
 	c, err := rwshard.NewConnector(cfg)
 	require.NoError(t, err)
@@ -140,10 +120,10 @@ func TestLabShardedSessionPerDataSource(t *testing.T) {
 		// write returns: the write committed, its GTID was not read.
 		sctx := rwshard.WithSession(ctx)
 		wctx, cancel := context.WithCancel(sctx)
-		tracer.cancel.Store(&cancel)
+		tracer.Arm(cancel)
 		_, err := db.ExecContext(wctx, "INSERT INTO t_order (order_id, user_id) VALUES (31, 1)")
 		require.NoError(t, err)
-		require.Nil(t, tracer.cancel.Load(), "the context ended as the write returned")
+		require.True(t, tracer.Fired(), "the context ended as the write returned")
 		// Then on ds_0, whose GTID ds_1's delayed replica "has".
 		_, err = db.ExecContext(sctx, "INSERT INTO t_order (order_id, user_id) VALUES (32, 0)")
 		require.NoError(t, err)
