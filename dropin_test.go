@@ -53,7 +53,7 @@ func TestLabDropInReadYourWrites(t *testing.T) {
 			require.NoError(t, l.Lag(ctx, r, 2*time.Second))
 		}
 		for _, style := range styles {
-			db, err := sql.Open(rwshard.DriverName, labDSN(l, "rwshard.probeInterval=200ms"))
+			db, err := sql.Open(rwshard.DriverName, labtest.PlainDSN(l, "rwshard.probeInterval=200ms"))
 			require.NoError(t, err)
 			labtest.WaitReady(t, db)
 			c, err := rwshard.ConnectorOf(ctx, db)
@@ -125,7 +125,7 @@ func TestLabCausalCommitsWithoutReads(t *testing.T) {
 	l := rwLab.Get(t)
 	ctx := labtest.Ctx(t, time.Minute)
 	setup(t, l, "CREATE TABLE IF NOT EXISTS owed (id INT PRIMARY KEY, v INT)", "TRUNCATE owed")
-	db, err := sql.Open(rwshard.DriverName, labDSN(l, "rwshard.probeInterval=1h"))
+	db, err := sql.Open(rwshard.DriverName, labtest.PlainDSN(l, "rwshard.probeInterval=1h"))
 	require.NoError(t, err)
 	defer db.Close()
 	labtest.WaitReady(t, db)

@@ -30,7 +30,7 @@ type backend struct {
 	rows rows
 	// owe: the GTID of a commit in the connector's scope is still only on
 	// this connection (@@last_gtid), owed to debtor's scope; see gtiddebt.go.
-	owe    uint64
+	owe    bool
 	oweAt  time.Time // when that commit was acknowledged
 	debtor *cluster
 }
@@ -81,7 +81,7 @@ func (b *backend) release(discard bool) {
 			discard = true
 		}
 	}
-	if b.owe != 0 {
+	if b.owe {
 		b.debtor.payOwedOnRelease(b, discard)
 	}
 	if b.pc != nil {
@@ -115,7 +115,7 @@ func (n *node) handleConn(ctx context.Context, b *backend) error {
 }
 
 func (b *backend) put() {
-	b.node, b.pc, b.sc, b.dc, b.owe, b.oweAt, b.debtor = nil, nil, nil, nil, 0, time.Time{}, nil
+	b.node, b.pc, b.sc, b.dc, b.owe, b.oweAt, b.debtor = nil, nil, nil, nil, false, time.Time{}, nil
 	b.rows = rows{}
 	backendPool.Put(b)
 }

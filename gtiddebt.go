@@ -2,7 +2,7 @@ package rwshard
 
 import (
 	"context"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rwshard/rwshard/health"
@@ -27,49 +27,49 @@ import (
 // (Session.Token) must carry it.
 
 // gtidDebt tracks the commits of the connector's scope whose GTID is not
-// in the scope yet.
+// in the scope yet. Every causal read of the scope asks due, so it is
+// lock-free.
 type gtidDebt struct {
-	mu      sync.Mutex
-	gen     uint64 // commits that left a GTID owed, counted
-	covered uint64 // commits up to this count are in the scope's GTID
-	owing   int    // backend connections owing a GTID now
+	gen     atomic.Uint64 // commits that left a GTID owed, counted
+	covered atomic.Uint64 // commits up to this count are in the scope's GTID
+	owing   atomic.Int64  // backend connections owing a GTID now
 }
 
 // owe records a commit on b, in the connector's scope at t, whose GTID b
 // keeps.
 func (cl *cluster) owe(b *backend, t time.Time) {
 	cl.global.wroteLate("", t)
-	d := &cl.debt
-	b.debtor, b.oweAt = cl, t
-	d.mu.Lock()
-	d.gen++
-	if b.owe == 0 {
-		d.owing++
+	if !b.owe {
+		cl.debt.owing.Add(1)
 	}
-	b.owe = d.gen
-	d.mu.Unlock()
+	b.owe, b.oweAt, b.debtor = true, t, cl
+	cl.debt.gen.Add(1)
 }
 
 // settle records that b owes nothing any more.
 func (d *gtidDebt) settle(b *backend) {
-	d.mu.Lock()
-	d.owing--
-	b.owe, b.debtor = 0, nil
-	d.mu.Unlock()
+	d.owing.Add(-1)
+	b.owe, b.debtor = false, nil
 }
 
 // due reports whether a read must fetch the primary's position, and the
 // commit count that fetch will cover.
 func (d *gtidDebt) due() (bool, uint64) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.owing > 0 && d.gen > d.covered, d.gen
+	if d.owing.Load() == 0 {
+		return false, 0
+	}
+	gen := d.gen.Load()
+	return gen > d.covered.Load(), gen
 }
 
+// cover records that the commits up to gen are in the scope's GTID.
 func (d *gtidDebt) cover(gen uint64) {
-	d.mu.Lock()
-	d.covered = max(d.covered, gen)
-	d.mu.Unlock()
+	for {
+		c := d.covered.Load()
+		if c >= gen || d.covered.CompareAndSwap(c, gen) {
+			return
+		}
+	}
 }
 
 // payOwed reads the GTID b owes into the connector's scope. A connection
@@ -92,9 +92,9 @@ func (cl *cluster) payOwed(ctx context.Context, b *backend, broken bool) {
 // from the connection this logical connection holds, then, if another
 // connection still owes, from the primary's position.
 func (c *conn) collect(ctx context.Context) {
-	if c.sess != nil && c.sess.owe != 0 && c.openRows == 0 {
+	if c.sess != nil && c.sess.owe && c.openRows == 0 {
 		c.checkHeld(ctx)
-		if c.sess != nil && c.sess.owe != 0 { // lose pays what a dropped connection owed
+		if c.sess != nil && c.sess.owe { // lose pays what a dropped connection owed
 			c.cl.payOwed(ctx, c.sess, false)
 		}
 	}

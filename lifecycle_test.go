@@ -12,6 +12,7 @@ import (
 	"github.com/rwshard/rwshard/hint"
 	"github.com/rwshard/rwshard/internal/assert"
 	"github.com/rwshard/rwshard/internal/lab"
+	"github.com/rwshard/rwshard/internal/lab/labtest"
 	"github.com/rwshard/rwshard/internal/require"
 )
 
@@ -114,7 +115,7 @@ func TestLabBoundedPoolTransactionsShareTheConnection(t *testing.T) {
 	l := rwLab.Get(t)
 	ctx := context.Background()
 	setup(t, l, "CREATE TABLE IF NOT EXISTS bounded (id INT PRIMARY KEY)", "TRUNCATE bounded")
-	db, err := sql.Open(rwshard.DriverName, labDSN(l, "rwshard.maxOpenConns=1"))
+	db, err := sql.Open(rwshard.DriverName, labtest.PlainDSN(l, "rwshard.maxOpenConns=1"))
 	require.NoError(t, err)
 	defer db.Close()
 	for i := range 3 {

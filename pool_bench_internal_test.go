@@ -53,58 +53,41 @@ func BenchmarkPoolCheckout(b *testing.B) {
 			p.put(pc, false)
 		}
 	})
-	b.Run("rwshard-acquire-release-handle", func(b *testing.B) {
-		n := &node{name: "n", db: db}
-		b.ReportAllocs()
-		for b.Loop() {
-			be, err := n.acquire(ctx)
-			if err != nil {
-				b.Fatal(err)
-			}
-			be.release(false)
-		}
-	})
-	b.Run("rwshard-acquire-release", func(b *testing.B) {
-		n := &node{name: "n", conns: newConnPool(&nodeConnector{inner: nopConnector{}}, 0, 4, 0, 0)}
-		defer n.conns.close()
-		b.ReportAllocs()
-		for b.Loop() {
-			be, err := n.acquire(ctx)
-			if err != nil {
-				b.Fatal(err)
-			}
-			be.release(false)
-		}
-	})
-	b.Run("rwshard-acquire-release-handle-parallel", func(b *testing.B) {
-		n := &node{name: "n", db: db}
-		b.ReportAllocs()
-		b.RunParallel(func(pb *testing.PB) {
-			for pb.Next() {
-				be, err := n.acquire(ctx)
-				if err != nil {
-					b.Error(err)
-					return
-				}
-				be.release(false)
-			}
-		})
-	})
+	// Through node.acquire/release, over the handle and over connPool,
+	// one goroutine and in parallel.
+	handle := &node{name: "n", db: db}
+	own := &node{name: "n", conns: newConnPool(&nodeConnector{inner: nopConnector{}}, 0, 16, 0, 0)}
+	defer own.conns.close()
+	b.Run("rwshard-acquire-release-handle", func(b *testing.B) { benchAcquire(b, handle, false) })
+	b.Run("rwshard-acquire-release", func(b *testing.B) { benchAcquire(b, own, false) })
+	b.Run("rwshard-acquire-release-handle-parallel", func(b *testing.B) { benchAcquire(b, handle, true) })
+	b.Run("rwshard-acquire-release-parallel", func(b *testing.B) { benchAcquire(b, own, true) })
 }
 
-func BenchmarkPoolCheckoutParallel(b *testing.B) {
-	n := &node{name: "n", conns: newConnPool(&nodeConnector{inner: nopConnector{}}, 0, 16, 0, 0)}
-	defer n.conns.close()
+// benchAcquire checks a connection of n out and back, from one goroutine
+// or from GOMAXPROCS in parallel.
+func benchAcquire(b *testing.B, n *node, parallel bool) {
 	ctx := context.Background()
+	once := func() bool {
+		be, err := n.acquire(ctx)
+		if err != nil {
+			b.Error(err)
+			return false
+		}
+		be.release(false)
+		return true
+	}
 	b.ReportAllocs()
-	b.RunParallel(func(pb *testing.PB) {
-		for pb.Next() {
-			be, err := n.acquire(ctx)
-			if err != nil {
-				b.Error(err)
+	if !parallel {
+		for b.Loop() {
+			if !once() {
 				return
 			}
-			be.release(false)
+		}
+		return
+	}
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() && once() {
 		}
 	})
 }

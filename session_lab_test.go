@@ -21,7 +21,7 @@ func TestLabUnknownGTIDIsNotAnOldOne(t *testing.T) {
 	l := rwLab.Get(t)
 	ctx := labtest.Ctx(t, time.Minute)
 	setup(t, l, "CREATE TABLE IF NOT EXISTS unknown_gtid (id INT PRIMARY KEY)", "TRUNCATE unknown_gtid")
-	cfg, err := rwshard.ParseDSN(labDSN(l, "rwshard.probeInterval=100ms&rwshard.causalWait=fast"))
+	cfg, err := rwshard.ParseDSN(labtest.PlainDSN(l, "rwshard.probeInterval=100ms&rwshard.causalWait=fast"))
 	require.NoError(t, err)
 	tracer := labtest.NewCancelOn("primary")
 	cfg.Tracer = tracer

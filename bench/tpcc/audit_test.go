@@ -13,6 +13,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/rwshard/rwshard/internal/lab"
+	"github.com/rwshard/rwshard/internal/lab/labtest"
 )
 
 // Where did the writes go? The servers' own records, read through the
@@ -89,7 +90,7 @@ func snapshot(t testing.TB, l *lab.Lab) []map[string]int64 {
 	t.Helper()
 	var out []map[string]int64
 	for _, n := range l.Nodes() {
-		m := status(t, n, append(append([]string{}, writeCounters...), otherCounters...))
+		m := labtest.Status(t, n, append(append([]string{}, writeCounters...), otherCounters...)...)
 		for k, v := range appStats(t, n) {
 			m[k] = v
 		}

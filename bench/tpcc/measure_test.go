@@ -2,7 +2,6 @@ package tpcc_test
 
 import (
 	"bufio"
-	"context"
 	"fmt"
 	"io"
 	"os"
@@ -10,10 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-	"testing"
 	"time"
-
-	"github.com/rwshard/rwshard/internal/lab"
 )
 
 // cpuTime is this process's user+system CPU time: the client's cost,
@@ -197,32 +193,6 @@ func quantile(sorted []time.Duration, q float64) time.Duration {
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-
-// status reads global status counters of n through the lab's root
-// connection. The SHOW itself bumps only Com_show_status and Questions.
-func status(t testing.TB, n *lab.Node, names []string) map[string]int64 {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	rows, err := n.Admin().QueryContext(ctx, "SHOW GLOBAL STATUS WHERE Variable_name IN ('"+strings.Join(names, "','")+"')")
-	if err != nil {
-		t.Fatalf("%s: SHOW GLOBAL STATUS: %v", n.Name, err)
-	}
-	defer rows.Close()
-	m := map[string]int64{}
-	for rows.Next() {
-		var k string
-		var v int64
-		if err := rows.Scan(&k, &v); err != nil {
-			t.Fatalf("%s: %v", n.Name, err)
-		}
-		m[k] = v
-	}
-	if err := rows.Err(); err != nil || len(m) != len(names) {
-		t.Fatalf("%s: status %v of %v: %v", n.Name, m, names, err)
-	}
-	return m
-}
 
 // counterDelta is after - before, per counter.
 func counterDelta(before, after map[string]int64) map[string]int64 {

@@ -135,10 +135,19 @@ func Proxy(t testing.TB, target string) *lab.Proxy {
 // Com_show_slave_status and Connections.
 func NodeStatus(t testing.TB, n *lab.Node) map[string]int64 {
 	t.Helper()
-	rows, err := n.Admin().QueryContext(context.Background(),
-		"SHOW GLOBAL STATUS WHERE Variable_name IN ('Questions', 'Com_select', 'Com_show_slave_status', 'Connections')")
+	return Status(t, n, "Questions", "Com_select", "Com_show_slave_status", "Connections")
+}
+
+// Status reads global status counters of n through the lab's root
+// connection; every name must exist. The SHOW itself bumps only
+// Com_show_status and Questions.
+func Status(t testing.TB, n *lab.Node, names ...string) map[string]int64 {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	rows, err := n.Admin().QueryContext(ctx, "SHOW GLOBAL STATUS WHERE Variable_name IN ('"+strings.Join(names, "','")+"')")
 	if err != nil {
-		t.Fatalf("%s: %v", n.Name, err)
+		t.Fatalf("%s: SHOW GLOBAL STATUS: %v", n.Name, err)
 	}
 	defer rows.Close()
 	m := map[string]int64{}
@@ -150,8 +159,8 @@ func NodeStatus(t testing.TB, n *lab.Node) map[string]int64 {
 		}
 		m[k] = v
 	}
-	if err := rows.Err(); err != nil || len(m) != 4 {
-		t.Fatalf("%s: status %v, %v", n.Name, m, err)
+	if err := rows.Err(); err != nil || len(m) != len(names) {
+		t.Fatalf("%s: status %v of %v: %v", n.Name, m, names, err)
 	}
 	return m
 }
