@@ -57,6 +57,7 @@ func (nc *nodeConnector) Connect(ctx context.Context) (driver.Conn, error) {
 		return nil, err
 	}
 	bc := &backendConn{Conn: c, net: dialed.conn}
+	bc.checker, _ = c.(driver.NamedValueChecker)
 	if nc.cacheSize > 0 {
 		bc.stmts = newStmtCache(nc.cacheSize, nc.stats)
 	}
@@ -70,7 +71,8 @@ func (nc *nodeConnector) Driver() driver.Driver { return nc.inner.Driver() }
 // no lock.
 type backendConn struct {
 	driver.Conn
-	stmts *stmtCache // nil: no caching
+	checker driver.NamedValueChecker // the driver connection's, if it has one
+	stmts   *stmtCache               // nil: no caching
 	// net is the connection's socket (see dialer), to interrupt a
 	// statement in flight on a node that health took out of rotation;
 	// nil on a network rwshard does not dial itself.
@@ -124,19 +126,31 @@ func dialer(dial func(ctx context.Context, network, addr string) (net.Conn, erro
 // max_prepared_stmt_count, shared by every client of the server), this
 // connection's cache gives back half of its statements and the query is
 // prepared once more; if that fails too, the caller runs it uncached.
-func (bc *backendConn) cached(ctx context.Context, query string) (driver.Stmt, error) {
-	if st := bc.stmts.get(query); st != nil {
-		return st, nil
+//
+// ps, the caller's prepared statement that runs query (nil for a text
+// statement), remembers the cache entry: its next execution on this
+// connection skips the lookup by text (a hash and a comparison of the
+// whole text, which for a multi-row INSERT is kilobytes).
+func (bc *backendConn) cached(ctx context.Context, query string, ps *stmt) (driver.Stmt, error) {
+	if ps != nil && ps.bc == bc && ps.ent.live {
+		bc.stmts.touch(ps.ent)
+		return ps.ent.stmt, nil
 	}
-	st, err := prepare(ctx, bc.Conn, query)
-	if tooManyStatements(err) && bc.stmts.shrink() {
-		st, err = prepare(ctx, bc.Conn, query)
+	e := bc.stmts.get(query)
+	if e == nil {
+		st, err := prepare(ctx, bc.Conn, query)
+		if tooManyStatements(err) && bc.stmts.shrink() {
+			st, err = prepare(ctx, bc.Conn, query)
+		}
+		if err != nil {
+			return nil, err
+		}
+		e = bc.stmts.put(query, st)
 	}
-	if err != nil {
-		return nil, err
+	if ps != nil {
+		ps.bc, ps.ent = bc, e
 	}
-	bc.stmts.put(query, st)
-	return st, nil
+	return e.stmt, nil
 }
 
 // tooManyStatements reports error 1461: the server's
@@ -200,8 +214,8 @@ func (bc *backendConn) IsValid() bool {
 }
 
 func (bc *backendConn) CheckNamedValue(nv *driver.NamedValue) error {
-	if c, ok := bc.Conn.(driver.NamedValueChecker); ok {
-		return c.CheckNamedValue(nv)
+	if bc.checker != nil {
+		return bc.checker.CheckNamedValue(nv)
 	}
 	return driver.ErrSkip
 }
@@ -217,6 +231,8 @@ type stmtCache struct {
 type cachedStmt struct {
 	query string
 	stmt  driver.Stmt
+	elem  *list.Element // in the LRU
+	live  bool          // false once evicted, dropped or closed
 }
 
 func newStmtCache(size int, stats *stmtStats) *stmtCache {
@@ -226,14 +242,27 @@ func newStmtCache(size int, stats *stmtStats) *stmtCache {
 	return &stmtCache{size: size, m: make(map[string]*list.Element, min(size, 64)), stats: stats}
 }
 
-func (c *stmtCache) get(query string) driver.Stmt {
+func (c *stmtCache) get(query string) *cachedStmt {
 	if e, ok := c.m[query]; ok {
-		c.lru.MoveToFront(e)
-		c.stats.hits.Add(1)
-		return e.Value.(*cachedStmt).stmt
+		cs := e.Value.(*cachedStmt)
+		c.touch(cs)
+		return cs
 	}
 	c.stats.misses.Add(1)
 	return nil
+}
+
+// touch counts a hit on a live entry and makes it the most recent.
+func (c *stmtCache) touch(cs *cachedStmt) {
+	c.lru.MoveToFront(cs.elem)
+	c.stats.hits.Add(1)
+}
+
+// close closes an entry's statement; a caller that remembers the entry
+// sees it is no longer live.
+func (cs *cachedStmt) close() {
+	cs.live = false
+	_ = cs.stmt.Close()
 }
 
 // shrink closes the older half of the statements; false when empty.
@@ -252,17 +281,20 @@ func (c *stmtCache) evictOldest() {
 	old := c.lru.Back()
 	cs := c.lru.Remove(old).(*cachedStmt)
 	delete(c.m, cs.query)
-	_ = cs.stmt.Close()
+	cs.close()
 	c.stats.evictions.Add(1)
 }
 
 // put adds a statement, closing the least recently used one when full
 // (COM_STMT_CLOSE: no round trip).
-func (c *stmtCache) put(query string, st driver.Stmt) {
+func (c *stmtCache) put(query string, st driver.Stmt) *cachedStmt {
 	if c.lru.Len() >= c.size {
 		c.evictOldest()
 	}
-	c.m[query] = c.lru.PushFront(&cachedStmt{query: query, stmt: st})
+	cs := &cachedStmt{query: query, stmt: st, live: true}
+	cs.elem = c.lru.PushFront(cs)
+	c.m[query] = cs.elem
+	return cs
 }
 
 // drop removes and closes a statement that failed.
@@ -270,7 +302,7 @@ func (c *stmtCache) drop(query string) {
 	if e, ok := c.m[query]; ok {
 		c.lru.Remove(e)
 		delete(c.m, query)
-		_ = e.Value.(*cachedStmt).stmt.Close()
+		e.Value.(*cachedStmt).close()
 	}
 }
 
@@ -278,7 +310,7 @@ func (c *stmtCache) len() int { return c.lru.Len() }
 
 func (c *stmtCache) closeAll() {
 	for e := c.lru.Front(); e != nil; e = e.Next() {
-		_ = e.Value.(*cachedStmt).stmt.Close()
+		e.Value.(*cachedStmt).close()
 	}
 	c.lru.Init()
 	clear(c.m)

@@ -43,14 +43,62 @@ func TestStmtCacheFull(t *testing.T) {
 	bc := &backendConn{Conn: lc, stmts: newStmtCache(16, stats)}
 	ctx := context.Background()
 	for i := range 10 {
-		_, err := bc.cached(ctx, fmt.Sprintf("SELECT %d", i))
+		_, err := bc.cached(ctx, fmt.Sprintf("SELECT %d", i), nil)
 		require.NoError(t, err, "query %d", i)
 	}
 	assert.LessOrEqual(t, lc.open, lc.limit)
-	_, err := bc.cached(ctx, "SELECT 9")
+	_, err := bc.cached(ctx, "SELECT 9", nil)
 	require.NoError(t, err)
 	assert.Equal(t, uint64(1), stats.hits.Load())
 	assert.Equal(t, uint64(10), stats.misses.Load())
 	assert.Positive(t, stats.evictions.Load())
 	assert.Equal(t, lc.open, bc.stmts.len(), "every statement the server holds is in the cache")
+}
+
+// A prepared statement remembers its cache entry on the connection it
+// last ran on (no lookup by text next time), and never uses an entry the
+// cache has closed since (evicted, dropped) or one of another connection.
+func TestStmtCacheRemembered(t *testing.T) {
+	ctx := context.Background()
+	stats := &stmtStats{}
+	lc := &limitedConn{limit: 100}
+	bc := &backendConn{Conn: lc, stmts: newStmtCache(2, stats)}
+	ps := &stmt{q: "SELECT 1"}
+	first, err := bc.cached(ctx, ps.q, ps)
+	require.NoError(t, err)
+	again, err := bc.cached(ctx, ps.q, ps)
+	require.NoError(t, err)
+	assert.True(t, first == again, "the remembered statement is the cached one")
+	assert.Equal(t, uint64(1), stats.hits.Load(), "a remembered entry counts as a hit")
+
+	// Two more statements evict SELECT 1 (and close it on the server).
+	for _, q := range []string{"SELECT 2", "SELECT 3"} {
+		_, err := bc.cached(ctx, q, nil)
+		require.NoError(t, err)
+	}
+	assert.False(t, ps.ent.live, "the evicted entry is no longer live")
+	fresh, err := bc.cached(ctx, ps.q, ps)
+	require.NoError(t, err)
+	assert.False(t, fresh == first, "an evicted statement is prepared again, not reused")
+	assert.Equal(t, uint64(4), stats.misses.Load())
+
+	// A dropped statement (it failed) is not reused either.
+	bc.stmts.drop(ps.q)
+	dropped := ps.ent
+	_, err = bc.cached(ctx, ps.q, ps)
+	require.NoError(t, err)
+	assert.False(t, dropped == ps.ent, "a dropped entry is replaced")
+	assert.Equal(t, uint64(5), stats.misses.Load())
+
+	// On another connection the statement is that connection's own.
+	other := &backendConn{Conn: &limitedConn{limit: 100}, stmts: newStmtCache(2, stats)}
+	there, err := other.cached(ctx, ps.q, ps)
+	require.NoError(t, err)
+	assert.True(t, ps.bc == other, "the statement now remembers the other connection")
+	assert.False(t, there == fresh, "each connection has its own server-side statement")
+
+	// Closing the connection's cache ends every remembered entry.
+	other.stmts.closeAll()
+	assert.False(t, ps.ent.live)
+	assert.Equal(t, 0, lc.open-bc.stmts.len(), "every statement the server holds is in the cache")
 }

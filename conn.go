@@ -66,6 +66,14 @@ type conn struct {
 	// the transaction commits, in the session it ran in.
 	pendingWrite bool
 	pendingSess  *Session
+	// argsChecked: CheckNamedValue converted the arguments of the
+	// statement database/sql is about to run (see prep).
+	argsChecked bool
+	// rows is the result set of a statement run on the held connection,
+	// handed to database/sql without an allocation of its own while
+	// rowsOut says it is in use (a second open result set gets its own).
+	rows    rows
+	rowsOut bool
 
 	// guard watches the open transaction (Config.TxIdleTimeout, TxWarnAge).
 	guard *txGuard
@@ -150,12 +158,12 @@ func (c *conn) rejectReadOnlyTx(err error) bool {
 }
 
 // route classifies a statement and decides where it goes.
-func (c *conn) route(ctx context.Context, q string) (router.Class, router.Decision, hint.Hint, error) {
+func (c *conn) route(ctx context.Context, q string, ps *stmt) (router.Class, router.Decision, hint.Hint, error) {
 	c.rule = 0
 	if c.broken {
 		return router.Class{}, router.Decision{}, hint.Hint{}, c.lost(q)
 	}
-	cls, err := c.cl.classifier.Classify(q)
+	cls, err := c.classify(q, ps)
 	if err != nil {
 		return cls, router.Decision{}, hint.Hint{}, hintErr(q, err)
 	}
@@ -198,6 +206,20 @@ func (c *conn) route(ctx context.Context, q string) (router.Class, router.Decisi
 	return cls, d, h, nil
 }
 
+// classify is the classifier's answer for q, which ps, the caller's
+// prepared statement for q (nil for a text statement), keeps after its
+// first execution: the classifier's cache is looked up by the whole text.
+func (c *conn) classify(q string, ps *stmt) (router.Class, error) {
+	if ps != nil && ps.classified {
+		return ps.cls, nil
+	}
+	cls, err := c.cl.classifier.Classify(q)
+	if err == nil && ps != nil {
+		ps.cls, ps.classified = cls, true
+	}
+	return cls, err
+}
+
 // session returns the held backend connection, taking one of the primary
 // (waiting for it as a write does) when there is none.
 func (c *conn) session(ctx context.Context, cls router.Class, d router.Decision, q string) (*backend, error) {
@@ -218,6 +240,9 @@ func (c *conn) session(ctx context.Context, cls router.Class, d router.Decision,
 // marked broken and the caller learns why; its state cannot be rebuilt
 // elsewhere, so this is never retried.
 func (c *conn) sessionErr(err error, d router.Decision, q string) error {
+	if err == nil {
+		return nil
+	}
 	if readOnlyRejection(err) {
 		c.cl.mon.ReadOnly(c.sess.node.index) // rediscover; this session stays where it is
 	}
@@ -337,16 +362,17 @@ func lastGTID(ctx context.Context, b *backend) health.GTIDSet {
 
 // QueryContext routes and runs a statement that returns rows.
 func (c *conn) QueryContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Rows, error) {
-	return c.queryRows(ctx, q, args, false)
+	return c.queryRows(ctx, q, args, nil)
 }
 
 // queryRows routes and runs a statement that returns rows. The rows of a
 // read dispatched to a node are the backend's own (backend.rows),
 // recycled with it: the caller (database/sql, or the sharding module)
 // closes them exactly once and never touches them afterwards.
-func (c *conn) queryRows(ctx context.Context, q string, args []driver.NamedValue, prepared bool) (driver.Rows, error) {
-	out, b, cls, err := c.statement(ctx, q, args, func(dc driver.Conn) (outcome, error) {
-		r, st, err := query(ctx, dc, q, args, prepared)
+func (c *conn) queryRows(ctx context.Context, q string, args []driver.NamedValue, ps *stmt) (driver.Rows, error) {
+	p := c.prep(ps)
+	out, b, cls, err := c.statement(ctx, q, args, ps, func(dc driver.Conn) (outcome, error) {
+		r, st, err := query(ctx, dc, q, args, p)
 		return outcome{rows: r, st: st}, err
 	})
 	if err != nil {
@@ -358,7 +384,12 @@ func (c *conn) queryRows(ctx context.Context, q string, args []driver.NamedValue
 		return r, nil
 	}
 	c.openRows++
-	r := &rows{Rows: rowsx.Rows{Rows: out.rows}, st: out.st, c: c, write: changesData(cls), ctx: ctx}
+	r := &c.rows // the connection's own, while no other rows of it are open
+	if c.rowsOut {
+		r = new(rows)
+	}
+	c.rowsOut = true
+	*r = rows{Rows: rowsx.Rows{Rows: out.rows}, st: out.st, c: c, write: changesData(cls), ctx: ctx}
 	if c.replay != nil && c.tx != nil {
 		r.log = c.replay.record(q, args, true, c.cl.cfg.ReplayLimit)
 	}
@@ -367,12 +398,13 @@ func (c *conn) queryRows(ctx context.Context, q string, args []driver.NamedValue
 
 // ExecContext routes and runs a statement without rows.
 func (c *conn) ExecContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Result, error) {
-	return c.exec(ctx, q, args, false)
+	return c.exec(ctx, q, args, nil)
 }
 
-func (c *conn) exec(ctx context.Context, q string, args []driver.NamedValue, prepared bool) (driver.Result, error) {
-	out, b, cls, err := c.statement(ctx, q, args, func(dc driver.Conn) (outcome, error) {
-		res, err := exec(ctx, dc, q, args, prepared)
+func (c *conn) exec(ctx context.Context, q string, args []driver.NamedValue, ps *stmt) (driver.Result, error) {
+	p := c.prep(ps)
+	out, b, cls, err := c.statement(ctx, q, args, ps, func(dc driver.Conn) (outcome, error) {
+		res, err := exec(ctx, dc, q, args, p)
 		return outcome{res: res}, err
 	})
 	if err != nil {
@@ -396,14 +428,14 @@ func (c *conn) exec(ctx context.Context, q string, args []driver.NamedValue, pre
 // statement routes q and runs do: on the held session connection, or
 // dispatched to a node. A dispatched statement's backend is returned for
 // the caller to release; nil means it ran on (or now is) c.sess.
-func (c *conn) statement(ctx context.Context, q string, args []driver.NamedValue, do work) (outcome, *backend, router.Class, error) {
+func (c *conn) statement(ctx context.Context, q string, args []driver.NamedValue, ps *stmt, do work) (outcome, *backend, router.Class, error) {
 	start := monotonic()
 	tr := c.cl.cfg.Tracer
 	if tr != nil {
 		ctx = tr.StatementStart(ctx, StatementStart{SQL: q, Args: len(args)})
 	}
 	c.ran, c.waited, c.retried = nil, 0, false
-	cls, d, h, err := c.route(ctx, q)
+	cls, d, h, err := c.route(ctx, q, ps)
 	if err == nil {
 		err = c.enterGuard(q)
 	}
@@ -568,7 +600,8 @@ func (c *conn) checkSessionTarget(b *backend, cls router.Class, d router.Decisio
 // statement cache, so an execution there costs nothing more. Elsewhere it
 // is prepared once per backend connection (see StmtCacheSize).
 func (c *conn) PrepareContext(ctx context.Context, q string) (driver.Stmt, error) {
-	cls, d, _, err := c.route(ctx, q)
+	ps := &stmt{c: c, q: q}
+	cls, d, _, err := c.route(ctx, q, ps)
 	if err != nil {
 		return nil, err
 	}
@@ -580,7 +613,7 @@ func (c *conn) PrepareContext(ctx context.Context, q string) (driver.Stmt, error
 		return nil, err
 	}
 	if bc, ok := b.dc.(*backendConn); ok && bc.stmts != nil {
-		_, err = bc.cached(ctx, q)
+		_, err = bc.cached(ctx, q, ps)
 	} else {
 		var st driver.Stmt
 		if st, err = prepare(ctx, b.dc, q); err == nil {
@@ -593,17 +626,20 @@ func (c *conn) PrepareContext(ctx context.Context, q string) (driver.Stmt, error
 		}
 		return nil, c.sessionErr(err, d, q)
 	}
-	return &stmt{c: c, q: q}, nil
+	return ps, nil
 }
 
 // Exec and Query are the pre-context forms, for callers that type-assert
 // them on the driver connection (database/sql itself uses the context
 // ones).
+// Their arguments come unconverted (no CheckNamedValue before them).
 func (c *conn) Exec(q string, args []driver.Value) (driver.Result, error) {
+	c.argsChecked = false
 	return c.ExecContext(context.Background(), q, named(args))
 }
 
 func (c *conn) Query(q string, args []driver.Value) (driver.Rows, error) {
+	c.argsChecked = false
 	return c.QueryContext(context.Background(), q, named(args))
 }
 
@@ -811,9 +847,33 @@ func (c *conn) Ping(ctx context.Context) error {
 	return nil
 }
 
-// CheckNamedValue accepts every argument unchanged: the backend driver
-// converts it when the statement is sent (see convertArgs).
-func (c *conn) CheckNamedValue(*driver.NamedValue) error { return nil }
+// CheckNamedValue converts an argument as go-sql-driver does when the
+// logical connection holds one of rwshard's own backend connections (a
+// transaction, a held primary connection), so that the statement needs no
+// second pass over its arguments (convertArgs): every node rwshard opens
+// is go-sql-driver, and its conversion is the same on every connection.
+// Otherwise the value is accepted unchanged, and the backend connection
+// the statement runs on converts it.
+func (c *conn) CheckNamedValue(nv *driver.NamedValue) error {
+	if c.sess != nil {
+		if bc, ok := c.sess.dc.(*backendConn); ok && bc.checker != nil {
+			c.argsChecked = true
+			return bc.checker.CheckNamedValue(nv)
+		}
+	}
+	c.argsChecked = false
+	return nil
+}
+
+// prep is how the statement database/sql is about to run reaches the
+// backend: ps, the caller's prepared statement (nil: a text statement),
+// and whether CheckNamedValue has converted its arguments. It consumes
+// CheckNamedValue's mark, which holds for this statement only.
+func (c *conn) prep(ps *stmt) prep {
+	p := prep{st: ps, converted: c.argsChecked}
+	c.argsChecked = false
+	return p
+}
 
 // release ends the pinned session: rolls back an open BeginTx transaction
 // and returns the backend connection to its pool, or discards it when it

@@ -134,6 +134,10 @@ func parseHosts(list string) ([]Node, error) {
 		if n.Addr == "" {
 			return nil, configErr("hosts", rest[:closing+1], "empty address")
 		}
+		if strings.HasPrefix(n.Net, "tcp") && strings.Contains(n.Addr, ",") {
+			// tcp(h1,h2) would pass as one bracketed address, [h1,h2]:3306.
+			return nil, configErr("hosts", rest[:closing+1], "one address per host: write tcp(h1:3306),tcp(h2:3306)")
+		}
 		if n.Net == "tcp" || n.Net == "tcp6" {
 			if _, _, err := net.SplitHostPort(n.Addr); err != nil {
 				n.Addr = net.JoinHostPort(n.Addr, "3306")

@@ -69,6 +69,8 @@ func TestParseDSNErrors(t *testing.T) {
 		{"app:pw@tcp()/db", "hosts", "empty address"},
 		{"app:pw@tcp(h1)tcp(h2)/db", "hosts", "separated by commas"},
 		{"app:pw@tcp(h1),/db", "hosts", "separated by commas"},
+		{"app:pw@tcp(10.0.0.1:3306,10.0.0.2:3306)/db", "hosts", "one address per host: write tcp(h1:3306),tcp(h2:3306)"},
+		{"app:pw@tcp(h1,h2)/db", "hosts", "one address per host"},
 		{"app:pw@u$p(h1)/db", "hosts", "not a network name"},
 		{"app:pw@tcp(h1:3306),tcp(h2:3306),tcp(H2:3306)/db", "hosts", "replica1 and replica2 are the same server"},
 		{"app:pw@tcp(127.0.0.1:3306),tcp(localhost:3306)/db", "hosts", "primary and replica1 are the same server"},

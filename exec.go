@@ -205,17 +205,27 @@ func stmtExec(ctx context.Context, st driver.Stmt, args []driver.NamedValue) (dr
 	return st.Exec(values(args)) //nolint:staticcheck // fallback
 }
 
+// prep says how a statement of the caller's reaches the backend (see
+// conn.prep); the zero value is a text statement whose arguments the
+// backend converts.
+type prep struct {
+	st        *stmt // the caller's prepared statement, nil for a text one
+	converted bool  // the arguments are converted already
+}
+
 // query runs a statement on dc. Without arguments it uses the text
 // protocol; with arguments, the driver's own path (interpolateParams) or a
 // prepared statement: cached on rwshard's backend connections (one round
-// trip after the first), else prepared and closed with the rows. prepared
-// forces the prepared path, for statements the caller prepared. A non-nil
-// st must be closed after the rows.
-func query(ctx context.Context, dc driver.Conn, q string, args []driver.NamedValue, prepared bool) (rows driver.Rows, st driver.Stmt, err error) {
-	if args, err = convertArgs(dc, args); err != nil {
-		return nil, nil, err
+// trip after the first), else prepared and closed with the rows. A
+// statement the caller prepared (p.st) always takes the prepared path. A
+// non-nil st must be closed after the rows.
+func query(ctx context.Context, dc driver.Conn, q string, args []driver.NamedValue, p prep) (rows driver.Rows, st driver.Stmt, err error) {
+	if !p.converted {
+		if args, err = convertArgs(dc, args); err != nil {
+			return nil, nil, err
+		}
 	}
-	if !prepared {
+	if p.st == nil {
 		if qc, ok := dc.(driver.QueryerContext); ok {
 			rows, err = qc.QueryContext(ctx, q, args)
 			if err != driver.ErrSkip {
@@ -224,7 +234,7 @@ func query(ctx context.Context, dc driver.Conn, q string, args []driver.NamedVal
 		}
 	}
 	if bc, ok := dc.(*backendConn); ok && bc.stmts != nil {
-		cst, err := bc.cached(ctx, q)
+		cst, err := bc.cached(ctx, q, p.st)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -247,7 +257,7 @@ func query(ctx context.Context, dc driver.Conn, q string, args []driver.NamedVal
 // queryValue runs q on dc and returns the first column of its first row
 // (text as a string): the one-value queries rwshard sends itself.
 func queryValue(ctx context.Context, dc driver.Conn, q string, args []driver.NamedValue) (driver.Value, error) {
-	rows, st, err := query(ctx, dc, q, args, false)
+	rows, st, err := query(ctx, dc, q, args, prep{})
 	if err != nil {
 		return nil, err
 	}
@@ -267,11 +277,13 @@ func queryValue(ctx context.Context, dc driver.Conn, q string, args []driver.Nam
 }
 
 // exec is query's twin for statements without rows.
-func exec(ctx context.Context, dc driver.Conn, q string, args []driver.NamedValue, prepared bool) (res driver.Result, err error) {
-	if args, err = convertArgs(dc, args); err != nil {
-		return nil, err
+func exec(ctx context.Context, dc driver.Conn, q string, args []driver.NamedValue, p prep) (res driver.Result, err error) {
+	if !p.converted {
+		if args, err = convertArgs(dc, args); err != nil {
+			return nil, err
+		}
 	}
-	if !prepared {
+	if p.st == nil {
 		if ec, ok := dc.(driver.ExecerContext); ok {
 			res, err = ec.ExecContext(ctx, q, args)
 			if err != driver.ErrSkip {
@@ -280,7 +292,7 @@ func exec(ctx context.Context, dc driver.Conn, q string, args []driver.NamedValu
 		}
 	}
 	if bc, ok := dc.(*backendConn); ok && bc.stmts != nil {
-		cst, err := bc.cached(ctx, q)
+		cst, err := bc.cached(ctx, q, p.st)
 		if err != nil {
 			return nil, err
 		}

@@ -155,7 +155,7 @@ func (lc *conn) Explain(ctx context.Context, query string) (Plan, error) {
 }
 
 func (lc *conn) explain(ctx context.Context, query string) (Plan, error) {
-	cls, d, h, err := lc.route(ctx, query)
+	cls, d, h, err := lc.route(ctx, query, nil)
 	if err != nil {
 		return Plan{}, err
 	}

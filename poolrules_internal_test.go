@@ -47,7 +47,7 @@ func TestPoolRuleTables(t *testing.T) {
 		{"SELECT * FROM report_daily FOR UPDATE", 0}, // a locking read: primary
 		{"SELECT EXTRACT(YEAR FROM report_day) FROM orders", 0},
 	} {
-		_, _, h, err := c.route(ctx, tc.sql)
+		_, _, h, err := c.route(ctx, tc.sql, nil)
 		require.NoError(t, err, tc.sql)
 		assert.Equal(t, tc.rule, c.rule, tc.sql)
 		if tc.rule > 0 {
@@ -65,9 +65,9 @@ func TestPoolRuleCached(t *testing.T) {
 	c := benchConnWith(t, withPoolRules)
 	ctx := context.Background()
 	for _, q := range []string{"SELECT * FROM report_daily WHERE day = ?", "/* export */ SELECT * FROM orders", "SELECT * FROM orders"} {
-		_, _, _, err := c.route(ctx, q)
+		_, _, _, err := c.route(ctx, q, nil)
 		require.NoError(t, err)
-		n := testing.AllocsPerRun(100, func() { _, _, _, _ = c.route(ctx, q) })
+		n := testing.AllocsPerRun(100, func() { _, _, _, _ = c.route(ctx, q, nil) })
 		assert.Zero(t, n, "allocations routing %q again", q)
 	}
 	// A first sight does scan: the zero above is the cache's.
@@ -75,7 +75,7 @@ func TestPoolRuleCached(t *testing.T) {
 		i := 0
 		return testing.AllocsPerRun(10, func() {
 			i++
-			_, _, _, _ = c.route(ctx, "SELECT * FROM report_daily WHERE day = "+strconv.Itoa(i))
+			_, _, _, _ = c.route(ctx, "SELECT * FROM report_daily WHERE day = "+strconv.Itoa(i), nil)
 		})
 	}
 	with, without := firstSight(c), firstSight(benchConn(t))

@@ -258,7 +258,7 @@ var errReplayDiffers = errors.New("the replayed result differs from what the cal
 // replayEntry runs one logged statement again and compares its result.
 func replayEntry(ctx context.Context, dc driver.Conn, e *txEntry) error {
 	if !e.query {
-		res, err := exec(ctx, dc, e.q, e.args, false)
+		res, err := exec(ctx, dc, e.q, e.args, prep{})
 		if err != nil {
 			return err
 		}
@@ -267,7 +267,7 @@ func replayEntry(ctx context.Context, dc driver.Conn, e *txEntry) error {
 		}
 		return nil
 	}
-	rows, st, err := query(ctx, dc, e.q, e.args, false)
+	rows, st, err := query(ctx, dc, e.q, e.args, prep{})
 	if err != nil {
 		return err
 	}

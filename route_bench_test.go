@@ -48,7 +48,7 @@ func benchConnWith(tb testing.TB, edit func(*Config)) *conn {
 // context and the comment, the decision, the read rules and the balancer's
 // pick, or the primary.
 func (c *conn) decide(ctx context.Context, q string) (*node, error) {
-	_, d, h, err := c.route(ctx, q)
+	_, d, h, err := c.route(ctx, q, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -62,6 +62,9 @@ func (r *rows) Close() error {
 	}
 	if c != nil {
 		c.openRows--
+		if r == &c.rows {
+			c.rowsOut = false
+		}
 		if write && c.sess != nil && err == nil {
 			c.wrote(ctx, c.sess, true)
 		}

@@ -98,7 +98,7 @@ func applyVars(ctx context.Context, dc driver.Conn, want *sessionVars) error {
 		}
 		add(a.Name, " = ", a.Value)
 	}
-	if _, err := exec(ctx, dc, b.String(), nil, false); err != nil {
+	if _, err := exec(ctx, dc, b.String(), nil, prep{}); err != nil {
 		bc.stale = true
 		return err
 	}

@@ -3,6 +3,8 @@ package rwshard
 import (
 	"context"
 	"database/sql/driver"
+
+	"github.com/rwshard/rwshard/router"
 )
 
 var (
@@ -19,6 +21,14 @@ var (
 type stmt struct {
 	c *conn
 	q string
+	// What its executions learn, for the next ones: the classifier's
+	// answer for q, and the backend connection and cache entry of the last
+	// execution (backendConn.cached). database/sql runs a driver statement
+	// under its connection's lock, so no other lock is needed.
+	cls        router.Class
+	classified bool
+	bc         *backendConn
+	ent        *cachedStmt
 }
 
 // Close does nothing: server-side statements belong to the backend
@@ -29,25 +39,28 @@ func (s *stmt) Close() error { return nil }
 func (s *stmt) NumInput() int { return -1 }
 
 func (s *stmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
-	return s.c.exec(ctx, s.q, args, true)
+	return s.c.exec(ctx, s.q, args, s)
 }
 
 func (s *stmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
-	return s.c.queryRows(ctx, s.q, args, true)
+	return s.c.queryRows(ctx, s.q, args, s)
 }
 
-// Exec implements the pre-context driver.Stmt method.
+// Exec implements the pre-context driver.Stmt method; its arguments come
+// unconverted.
 func (s *stmt) Exec(args []driver.Value) (driver.Result, error) {
+	s.c.argsChecked = false
 	return s.ExecContext(context.Background(), named(args))
 }
 
 // Query implements the pre-context driver.Stmt method.
 func (s *stmt) Query(args []driver.Value) (driver.Rows, error) {
+	s.c.argsChecked = false
 	return s.QueryContext(context.Background(), named(args))
 }
 
-// CheckNamedValue accepts every argument unchanged (see conn's).
-func (s *stmt) CheckNamedValue(*driver.NamedValue) error { return nil }
+// CheckNamedValue is the connection's (see conn's).
+func (s *stmt) CheckNamedValue(nv *driver.NamedValue) error { return s.c.CheckNamedValue(nv) }
 
 func named(args []driver.Value) []driver.NamedValue {
 	out := make([]driver.NamedValue, len(args))

@@ -1,0 +1,316 @@
+package rwshard
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"fmt"
+	"io"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"testing"
+)
+
+// BenchmarkTxShapeOverhead is what rwshard adds, in client CPU and
+// allocations, to a TPC-C-shaped transaction, without a server: go-tpc's
+// way of driving database/sql (a *sql.Conn per worker, statements
+// prepared once on it, per transaction a Ping, BeginTx, the prepared
+// statements with their arguments, Commit), direct over a driver that
+// answers at once, and through rwshard's own per-node pools (a DSN-opened
+// connector whose nodes' connections are the same instant driver). The
+// statements are go-tpc's NEW_ORDER shapes: point reads and updates, and
+// multi-row reads and inserts with up to 135 placeholders.
+func BenchmarkTxShapeOverhead(b *testing.B) {
+	direct := sql.OpenDB(&instantBackend{})
+	defer direct.Close()
+	rw := openInstant(b, &instantBackend{})
+	for _, s := range []struct {
+		name string
+		db   *sql.DB
+	}{{"direct", direct}, {"rwshard", rw}} {
+		b.Run("side="+s.name, func(b *testing.B) { benchTxShape(b, s.db) })
+		// From 8 goroutines, each on its own *sql.Conn, as go-tpc's
+		// threads: what shared state (counters, locks) costs when cores
+		// contend for it.
+		b.Run("parallel/side="+s.name, func(b *testing.B) {
+			b.SetParallelism(max(1, 8/runtime.GOMAXPROCS(0)))
+			b.RunParallel(func(pb *testing.PB) { txShapeLoop(b, s.db, pb.Next) })
+		})
+	}
+}
+
+// openInstant opens rwshard over a primary and two replicas whose
+// connections are be's, through the DSN path (rwshard's own per-node
+// pools and statement caches), health off.
+func openInstant(tb testing.TB, be *instantBackend) *sql.DB {
+	cfg, err := ParseDSN("app:pw@tcp(127.0.0.1:1),tcp(127.0.0.1:2),tcp(127.0.0.1:3)/app?rwshard.health=false")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	c, err := NewConnector(cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, n := range c.cl.nodes {
+		n.conns.close()
+		n.conns = newConnPool(&nodeConnector{inner: be, cacheSize: c.cfg.StmtCacheSize, stats: &n.stmts}, 0, 16, 0, 0)
+	}
+	db := sql.OpenDB(c)
+	tb.Cleanup(func() { db.Close() })
+	return db
+}
+
+// txShapeStatements are go-tpc NEW_ORDER's statements, with their
+// argument counts: 7 point statements, and a 15-item order's item and
+// stock reads (15 and 30 placeholders) and order-line insert (135).
+func txShapeStatements() (qs []string, nargs []int) {
+	add := func(q string, n int) { qs, nargs = append(qs, q), append(nargs, n) }
+	add("SELECT c_discount, c_last, c_credit, w_tax FROM customer, warehouse WHERE w_id = ? AND c_w_id = w_id AND c_d_id = ? AND c_id = ?", 3)
+	add("SELECT d_next_o_id, d_tax FROM district WHERE d_id = ? AND d_w_id = ? FOR UPDATE", 2)
+	add("UPDATE district SET d_next_o_id = ? + 1 WHERE d_id = ? AND d_w_id = ?", 3)
+	add("INSERT INTO orders (o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_ol_cnt, o_all_local) VALUES (?, ?, ?, ?, ?, ?, ?)", 7)
+	add("INSERT INTO new_order (no_o_id, no_d_id, no_w_id) VALUES (?, ?, ?)", 3)
+	add("SELECT i_price, i_name, i_data, i_id FROM item WHERE i_id IN (?"+strings.Repeat(",?", 14)+")", 15)
+	add("SELECT s_i_id, s_quantity, s_data, s_dist_01, s_dist_02, s_dist_03, s_dist_04, s_dist_05, s_dist_06, s_dist_07, s_dist_08, s_dist_09, s_dist_10 FROM stock WHERE (s_w_id, s_i_id) IN ((?,?)"+strings.Repeat(",(?,?)", 14)+") FOR UPDATE", 30)
+	add("UPDATE stock SET s_quantity = ?, s_ytd = s_ytd + ?, s_order_cnt = s_order_cnt + 1, s_remote_cnt = s_remote_cnt + ? WHERE s_i_id = ? AND s_w_id = ?", 5)
+	line := "(?,?,?,?,?,?,?,?,?,NULL)"
+	add("INSERT into order_line (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_supply_w_id, ol_quantity, ol_amount, ol_dist_info, ol_delivery_d) VALUES "+
+		line+strings.Repeat(","+line, 14), 135)
+	return qs, nargs
+}
+
+func benchTxShape(b *testing.B, db *sql.DB) {
+	b.ReportAllocs()
+	txShapeLoop(b, db, b.Loop)
+}
+
+// txShapeLoop runs TPC-C-shaped transactions on a *sql.Conn of db while
+// next says so.
+func txShapeLoop(b *testing.B, db *sql.DB, next func() bool) {
+	ctx := context.Background()
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer conn.Close()
+	qs, nargs := txShapeStatements()
+	stmts := make([]*sql.Stmt, len(qs))
+	args := make([][]any, len(qs))
+	for i, q := range qs {
+		if stmts[i], err = conn.PrepareContext(ctx, q); err != nil {
+			b.Fatal(err)
+		}
+		defer stmts[i].Close()
+		for j := range nargs[i] {
+			if j%3 == 2 {
+				args[i] = append(args[i], fmt.Sprintf("dist-info-%02d", j))
+			} else {
+				args[i] = append(args[i], j+1)
+			}
+		}
+	}
+	for next() {
+		if err := conn.PingContext(ctx); err != nil {
+			b.Fatal(err)
+		}
+		tx, err := conn.BeginTx(ctx, &sql.TxOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for i, st := range stmts {
+			if strings.HasPrefix(qs[i], "SELECT") {
+				rows, err := st.QueryContext(ctx, args[i]...)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for rows.Next() {
+				}
+				if err := rows.Close(); err != nil {
+					b.Fatal(err)
+				}
+			} else if _, err := st.ExecContext(ctx, args[i]...); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := tx.Commit(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// instantBackend is a driver whose connections answer at once: every
+// query one row of four columns, every exec one affected row. It has the
+// interfaces go-sql-driver's connections have that matter here.
+type instantBackend struct {
+	checks atomic.Int64 // arguments converted (CheckNamedValue calls)
+}
+
+func (be *instantBackend) Connect(context.Context) (driver.Conn, error) {
+	return &instantBackendConn{be: be}, nil
+}
+func (*instantBackend) Driver() driver.Driver { return nil }
+
+type instantBackendConn struct{ be *instantBackend }
+
+func (*instantBackendConn) Prepare(q string) (driver.Stmt, error) {
+	return &instantBackendStmt{}, nil
+}
+func (*instantBackendConn) PrepareContext(_ context.Context, q string) (driver.Stmt, error) {
+	return &instantBackendStmt{}, nil
+}
+func (*instantBackendConn) Close() error              { return nil }
+func (*instantBackendConn) Begin() (driver.Tx, error) { return instantBackendTx{}, nil }
+func (*instantBackendConn) BeginTx(context.Context, driver.TxOptions) (driver.Tx, error) {
+	return instantBackendTx{}, nil
+}
+func (*instantBackendConn) Ping(context.Context) error         { return nil }
+func (*instantBackendConn) ResetSession(context.Context) error { return nil }
+func (*instantBackendConn) IsValid() bool                      { return true }
+func (c *instantBackendConn) CheckNamedValue(nv *driver.NamedValue) error {
+	c.be.checks.Add(1)
+	v, err := driver.DefaultParameterConverter.ConvertValue(nv.Value)
+	nv.Value = v
+	return err
+}
+func (*instantBackendConn) QueryContext(_ context.Context, q string, _ []driver.NamedValue) (driver.Rows, error) {
+	return &instantBackendRows{text: q}, nil
+}
+func (*instantBackendConn) ExecContext(context.Context, string, []driver.NamedValue) (driver.Result, error) {
+	return driver.RowsAffected(1), nil
+}
+
+type instantBackendStmt struct{}
+
+func (*instantBackendStmt) Close() error  { return nil }
+func (*instantBackendStmt) NumInput() int { return -1 }
+func (*instantBackendStmt) Exec([]driver.Value) (driver.Result, error) {
+	return driver.RowsAffected(1), nil
+}
+func (*instantBackendStmt) Query([]driver.Value) (driver.Rows, error) {
+	return &instantBackendRows{}, nil
+}
+func (*instantBackendStmt) ExecContext(context.Context, []driver.NamedValue) (driver.Result, error) {
+	return driver.RowsAffected(1), nil
+}
+func (*instantBackendStmt) QueryContext(context.Context, []driver.NamedValue) (driver.Rows, error) {
+	return &instantBackendRows{}, nil
+}
+
+type instantBackendTx struct{}
+
+func (instantBackendTx) Commit() error   { return nil }
+func (instantBackendTx) Rollback() error { return nil }
+
+// instantBackendRows is one row: 7, the query's text (or "row" for a
+// prepared statement), "data", 1.5.
+type instantBackendRows struct {
+	text string
+	done bool
+}
+
+func (*instantBackendRows) Columns() []string { return []string{"a", "b", "c", "d"} }
+func (*instantBackendRows) Close() error      { return nil }
+func (r *instantBackendRows) Next(dest []driver.Value) error {
+	if r.done {
+		return io.EOF
+	}
+	r.done = true
+	dest[0], dest[1], dest[2], dest[3] = int64(7), cmp.Or(r.text, "row"), []byte("data"), 1.5
+	return nil
+}
+
+// Each argument is converted once, by the backend driver's own
+// CheckNamedValue: in a transaction while database/sql checks the
+// arguments (the logical connection holds its backend connection), else
+// when the statement reaches the backend it was routed to; prepared or
+// not.
+func TestArgumentsConvertedOnce(t *testing.T) {
+	be := &instantBackend{}
+	db := openInstant(t, be)
+	ctx := context.Background()
+	args := []any{1, "two", 3.0}
+	run := func(name string, f func() error) {
+		t.Helper()
+		before := be.checks.Load()
+		if err := f(); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if got := be.checks.Load() - before; got != int64(len(args)) {
+			t.Errorf("%s: %d conversions of %d arguments, want one each", name, got, len(args))
+		}
+	}
+	query := func(q func() (*sql.Rows, error)) func() error {
+		return func() error {
+			rows, err := q()
+			if err != nil {
+				return err
+			}
+			return rows.Close()
+		}
+	}
+	const read, write = "SELECT a FROM t WHERE a = ? AND b = ? AND c = ?", "UPDATE t SET a = ? WHERE b = ? AND c = ?"
+	st, err := db.PrepareContext(ctx, read)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	run("autocommit read", query(func() (*sql.Rows, error) { return db.QueryContext(ctx, read, args...) }))
+	run("autocommit write", func() error { _, err := db.ExecContext(ctx, write, args...); return err })
+	run("prepared autocommit read", query(func() (*sql.Rows, error) { return st.QueryContext(ctx, args...) }))
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run("read in a transaction", query(func() (*sql.Rows, error) { return tx.QueryContext(ctx, read, args...) }))
+	run("write in a transaction", func() error { _, err := tx.ExecContext(ctx, write, args...); return err })
+	run("prepared read in a transaction", query(func() (*sql.Rows, error) { return tx.StmtContext(ctx, st).QueryContext(ctx, args...) }))
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A result set of the held connection reuses the connection's own rows
+// wrapper only while no other is open: two open at once, and one opened
+// after the first closed, each read their own rows.
+func TestHeldRowsReuse(t *testing.T) {
+	db := openInstant(t, &instantBackend{})
+	ctx := context.Background()
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	open := func(q string) *sql.Rows {
+		t.Helper()
+		rows, err := tx.QueryContext(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rows
+	}
+	read := func(rows *sql.Rows, want string) {
+		t.Helper()
+		var a int
+		var text, data string
+		var f float64
+		if !rows.Next() {
+			t.Fatalf("%s: no row: %v", want, rows.Err())
+		}
+		if err := rows.Scan(&a, &text, &data, &f); err != nil {
+			t.Fatal(err)
+		}
+		if text != want {
+			t.Errorf("rows of %q read %q", want, text)
+		}
+		if err := rows.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	first, second := open("SELECT 'first'"), open("SELECT 'second'")
+	read(first, "SELECT 'first'")
+	third := open("SELECT 'third'")
+	read(second, "SELECT 'second'")
+	read(third, "SELECT 'third'")
+}
