@@ -42,7 +42,7 @@ var writeCounters = []string{
 }
 
 // otherCounters are reported alongside: transactions and reads.
-var otherCounters = []string{"Com_begin", "Com_commit", "Com_rollback", "Com_select", "Com_stmt_execute", "Com_stmt_prepare", "Questions"}
+var otherCounters = []string{"Com_begin", "Com_commit", "Com_rollback", "Com_select", "Com_stmt_execute", "Com_stmt_prepare", "Com_stmt_close", "Com_stmt_reset", "Connections", "Questions"}
 
 // appWrites are the USER_STATISTICS columns of writes; appColumns adds
 // the reads and other commands, reported.
@@ -84,8 +84,9 @@ func appStats(t testing.TB, n *lab.Node) map[string]int64 {
 	return m
 }
 
-// snapshot is every node's counters (status and the application user's
-// statistics in one map), in l.Nodes() order.
+// snapshot is every node's counters (status, the application user's
+// statistics, and the server process's CPU time under serverCPUKey, in
+// µs) in one map, in l.Nodes() order.
 func snapshot(t testing.TB, l *lab.Lab) []map[string]int64 {
 	t.Helper()
 	var out []map[string]int64
@@ -94,6 +95,7 @@ func snapshot(t testing.TB, l *lab.Lab) []map[string]int64 {
 		for k, v := range appStats(t, n) {
 			m[k] = v
 		}
+		m[serverCPUKey] = serverCPU(t, n).Microseconds()
 		out = append(out, m)
 	}
 	return out

@@ -34,12 +34,14 @@ var (
 	dsnParams    = flag.String("tpcc.params", envString("TPCC_PARAMS", "multiStatements=true"), "DSN parameters of both sides (go-tpc's CLI uses multiStatements=true)")
 	rwParams     = flag.String("rwshard.params", envString("RWSHARD_PARAMS", ""), "extra DSN parameters of the rwshard side only, e.g. rwshard.consistency=session (default: rwshard's defaults)")
 
-	readThreads  = flag.Int("read.threads", envInt("READ_THREADS", 16), "read-only mix: client goroutines")
-	readDuration = flag.Duration("read.duration", envDuration("READ_DURATION", 20*time.Second), "read-only mix: each side's run in a pair")
-	readPairs    = flag.Int("read.pairs", envInt("READ_PAIRS", 3), "read-only mix: interleaved pairs")
-	readWarmup   = flag.Duration("read.warmup", envDuration("READ_WARMUP", 5*time.Second), "read-only mix: an unmeasured run through each side before the pairs (0: none)")
-	readPin      = flag.Bool("read.pin", envString("READ_PIN", "") == "1", "read-only mix: pin the primary and replica1 to one half of the CPUs and replica2 to the other, so that each side's active servers have CPUs of their own")
-	readRows     = flag.Int("read.rows", envInt("READ_ROWS", 100000), "read-only mix: rows of sbtest1")
+	readThreads   = flag.Int("read.threads", envInt("READ_THREADS", 16), "read-only mix: client goroutines")
+	readDuration  = flag.Duration("read.duration", envDuration("READ_DURATION", 20*time.Second), "read-only mix: each side's run in a pair")
+	readPairs     = flag.Int("read.pairs", envInt("READ_PAIRS", 3), "read-only mix: interleaved pairs")
+	readWarmup    = flag.Duration("read.warmup", envDuration("READ_WARMUP", 5*time.Second), "read-only mix: an unmeasured run through each side before the pairs (0: none)")
+	readPlacement = flag.String("read.placement", envString("READ_PLACEMENT", "shared,pinned"), "read-only mix: the servers' CPU placements to run, in order: shared (every server on every core) and pinned (the primary and replica1 on one half of the CPUs, replica2 on the other, so that each side's active servers have CPUs of their own)")
+	readRows      = flag.Int("read.rows", envInt("READ_ROWS", 100000), "read-only mix: rows of sbtest1")
+
+	cpuProfiles = flag.String("bench.cpuprofile", envString("BENCH_CPUPROFILE", ""), "write a CPU profile of every measured run into this directory (<test>-<n>-<side>.pprof)")
 )
 
 func envString(k, def string) string {

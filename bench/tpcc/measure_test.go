@@ -5,11 +5,16 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
 	"syscall"
+	"testing"
 	"time"
+
+	"github.com/rwshard/rwshard/internal/lab"
 )
 
 // cpuTime is this process's user+system CPU time: the client's cost,
@@ -242,3 +247,72 @@ func (s goTPCSummary) count() int64 {
 	}
 	return n
 }
+
+// profiled counts the profiles written, so that each run's has its own
+// name.
+var profiled int
+
+// profile starts a CPU profile of one run when -bench.cpuprofile names a
+// directory, and returns what stops it. The profile covers the whole
+// process (go-tpc, database/sql, the driver, rwshard's probes): comparing
+// the two sides' profiles shows where one side's CPU goes.
+func profile(t testing.TB, side string) (stop func()) {
+	if *cpuProfiles == "" {
+		return func() {}
+	}
+	profiled++
+	name := filepath.Join(*cpuProfiles, fmt.Sprintf("%s-%02d-%s.pprof", strings.ReplaceAll(t.Name(), "/", "_"), profiled, side))
+	if err := os.MkdirAll(*cpuProfiles, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Create(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		t.Fatal(err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// serverCPUKey is the key of a node's process CPU time (µs) in snapshot.
+const serverCPUKey = "cpu.us"
+
+// serverCPU is the user+system CPU time the node's mariadbd has used
+// (/proc/<pid>/stat): with the client's, what a run cost the machine.
+func serverCPU(t testing.TB, n *lab.Node) time.Duration {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(n.Dir, "pid"))
+	if err != nil {
+		t.Fatalf("%s: %v", n.Name, err)
+	}
+	stat, err := os.ReadFile(filepath.Join("/proc", strings.TrimSpace(string(b)), "stat"))
+	if err != nil {
+		t.Fatalf("%s: %v", n.Name, err)
+	}
+	// Fields after the command name, which is in parentheses and may
+	// hold spaces: state is field 3, utime 14 and stime 15.
+	f := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+	if len(f) < 13 {
+		t.Fatalf("%s: short /proc stat: %q", n.Name, stat)
+	}
+	var ticks int64
+	for _, s := range f[11:13] {
+		v, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			t.Fatalf("%s: /proc stat: %v", n.Name, err)
+		}
+		ticks += v
+	}
+	return time.Duration(ticks) * time.Second / clockTicks
+}
+
+// clockTicks is USER_HZ, the unit of /proc/<pid>/stat times: 100 on
+// every Linux architecture Go supports.
+const clockTicks = 100
