@@ -35,6 +35,7 @@ func BenchmarkTxShapeOverhead(b *testing.B) {
 		// threads: what shared state (counters, locks) costs when cores
 		// contend for it.
 		b.Run("parallel/side="+s.name, func(b *testing.B) {
+			b.ReportAllocs()
 			b.SetParallelism(max(1, 8/runtime.GOMAXPROCS(0)))
 			b.RunParallel(func(pb *testing.PB) { txShapeLoop(b, s.db, pb.Next) })
 		})
