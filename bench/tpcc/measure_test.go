@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime/pprof"
@@ -175,6 +176,31 @@ func parseSummary(s string) (goTPCSummary, error) {
 }
 
 // median of xs (0 for none).
+// orderBalanced separates, in the ratios of interleaved pairs (rwshard
+// over direct, pair p run in pairOrder(p)), the side's effect from the
+// order's: the second run of a pair may cost more than the first whoever
+// runs it. With log r_p = side + order·(+1 when direct ran first, −1
+// when rwshard did), side is the mean of the two orders' mean log ratios
+// and order their half-difference; both returned as factors (1: none).
+// It needs pairs in both orders.
+func orderBalanced(ratios []float64) (side, order float64, ok bool) {
+	var sum [2]float64
+	var n [2]int
+	for p, r := range ratios {
+		o := 0 // direct first (pairOrder)
+		if pairOrder(p)[0] == viaRW {
+			o = 1
+		}
+		sum[o] += math.Log(r)
+		n[o]++
+	}
+	if n[0] == 0 || n[1] == 0 {
+		return 0, 0, false
+	}
+	a, b := sum[0]/float64(n[0]), sum[1]/float64(n[1])
+	return math.Exp((a + b) / 2), math.Exp((a - b) / 2), true
+}
+
 func median(xs []float64) float64 {
 	if len(xs) == 0 {
 		return 0

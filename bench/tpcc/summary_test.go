@@ -2,6 +2,7 @@ package tpcc_test
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -78,5 +79,26 @@ func TestMedianQuantile(t *testing.T) {
 	}
 	if quantile(d, 0.5) != 50 || quantile(d, 0.99) != 99 || quantile(d, 1) != 100 || quantile(nil, 0.5) != 0 {
 		t.Errorf("quantile: %v %v %v", quantile(d, 0.5), quantile(d, 0.99), quantile(d, 1))
+	}
+}
+
+// orderBalanced recovers a side's effect and an order's effect that the
+// pairs' ratios mix, and refuses pairs in one order only.
+func TestOrderBalanced(t *testing.T) {
+	const side, order = 1.02, 1.05
+	var ratios []float64
+	for p := range 6 {
+		r := side * order // direct first: rwshard ran second
+		if pairOrder(p)[0] == viaRW {
+			r = side / order
+		}
+		ratios = append(ratios, r)
+	}
+	s, o, ok := orderBalanced(ratios)
+	if !ok || math.Abs(s-side) > 1e-9 || math.Abs(o-order) > 1e-9 {
+		t.Errorf("orderBalanced = %.4f, %.4f, %v; want %.4f, %.4f", s, o, ok, side, order)
+	}
+	if _, _, ok := orderBalanced(ratios[:1]); ok {
+		t.Error("one pair: the order cannot be separated")
 	}
 }
