@@ -100,6 +100,12 @@ func run(ctx context.Context, out io.Writer, dsn string) error {
 	}
 	r.sql = append(r.sql, "SELECT VERSION()") // sent by gorm.Open, around the GORM logger
 	r.step("gorm.Open")
+	// sql.Open does no I/O: until health has probed a replica once, reads
+	// go to the primary (route "starting"), as gorm.Open's did. A service
+	// that wants its replicas from its first read waits at start-up.
+	if err := r.c.Ready(ctx); err != nil {
+		return err
+	}
 
 	// Which node is which: each node's @@server_id, asked on that node.
 	names := map[int64]string{}

@@ -95,6 +95,12 @@ func run(ctx context.Context, out io.Writer, dsn string) error {
 		return err
 	}
 	r := &report{out: out, c: c}
+	// sqlx.Open does no I/O: until health has probed a replica once, reads
+	// go to the primary (route "starting"). A service that wants its
+	// replicas from its first read waits at start-up.
+	if err := c.Ready(ctx); err != nil {
+		return err
+	}
 
 	// Which node is which: each node's @@server_id, asked on that node.
 	names := map[int64]string{}
