@@ -128,9 +128,9 @@ func TestTPCC(t *testing.T) {
 
 // quiesce waits, before a measured run, until InnoDB on the primary has
 // purged what the runs before left (Innodb_history_list_length back to
-// a few hundred undo logs, at most purgeWait): otherwise each run pays
-// for the previous one's purge, and the second run of a pair starts on a
-// busier server than the first.
+// a few hundred undo logs, at most purgeWait), so that no run pays for
+// the previous one's purge. A guard: in the runs measured so far purge
+// kept up and there was nothing to wait for (the README's "run order").
 func quiesce(t *testing.T, l *lab.Lab) {
 	t.Helper()
 	const settled = 500
