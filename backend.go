@@ -4,12 +4,9 @@ import (
 	"container/list"
 	"context"
 	"database/sql/driver"
-	"errors"
 	"net"
 	"sync/atomic"
 	"time"
-
-	"github.com/go-sql-driver/mysql"
 )
 
 // Backend connections: what each node's pool (connPool) holds when
@@ -156,8 +153,7 @@ func (bc *backendConn) cached(ctx context.Context, query string, ps *stmt) (driv
 // tooManyStatements reports error 1461: the server's
 // max_prepared_stmt_count is reached.
 func tooManyStatements(err error) bool {
-	var me *mysql.MySQLError
-	return errors.As(err, &me) && me.Number == 1461
+	return serverErrno(err) == 1461
 }
 
 func (bc *backendConn) Close() error {

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/go-sql-driver/mysql"
-
 	"github.com/rwshard/rwshard/health"
 	"github.com/rwshard/rwshard/hint"
 	"github.com/rwshard/rwshard/internal/redact"
@@ -153,8 +151,7 @@ func (c *conn) dropSoft(err error) bool {
 // runs it on another. (1290 and 1836, a read-only server, rwshard handles
 // itself by following the switchover: see Config.Backend.)
 func (c *conn) rejectReadOnlyTx(err error) bool {
-	var me *mysql.MySQLError
-	return c.cl.cfg.Backend.RejectReadOnly && errors.As(err, &me) && me.Number == 1792
+	return c.cl.cfg.Backend.RejectReadOnly && serverErrno(err) == 1792
 }
 
 // route classifies a statement and decides where it goes.

@@ -169,8 +169,22 @@ func outcomeUnknown(node string, d router.Decision, q string, err error) error {
 // read-only (1290 ER_OPTION_PREVENTS_STATEMENT, 1836 ER_READ_ONLY_MODE):
 // it did not run.
 func readOnlyRejection(err error) bool {
+	n := serverErrno(err)
+	return n == 1290 || n == 1836
+}
+
+// serverErrno is the number of the MySQL server error in err's chain, 0
+// if there is none. A nil error costs nothing (errors.As's target would
+// escape: one allocation per successful statement).
+func serverErrno(err error) uint16 {
+	if err == nil {
+		return 0
+	}
 	var me *mysql.MySQLError
-	return errors.As(err, &me) && (me.Number == 1290 || me.Number == 1836)
+	if errors.As(err, &me) {
+		return me.Number
+	}
+	return 0
 }
 
 // isWrite: statements that may change data. Unknown counts as a write.

@@ -7,8 +7,6 @@ import (
 	"errors"
 	"sync"
 	"time"
-
-	"github.com/go-sql-driver/mysql"
 )
 
 // Statements run at the driver level on a backend connection taken from a
@@ -318,9 +316,11 @@ func staleStmt(err error) bool {
 	if err == nil {
 		return false
 	}
-	var me *mysql.MySQLError
-	if !errors.As(err, &me) {
+	switch serverErrno(err) {
+	case 0: // not the server's: the connection, the driver
+		return true
+	case 1243, 1615: // ER_UNKNOWN_STMT_HANDLER, ER_NEED_REPREPARE
 		return true
 	}
-	return me.Number == 1243 || me.Number == 1615 // ER_UNKNOWN_STMT_HANDLER, ER_NEED_REPREPARE
+	return false
 }

@@ -22,5 +22,3 @@ var (
 	setup         = labtest.Setup
 	statusCounter = labtest.StatusCounter
 )
-
-type querier = labtest.Querier

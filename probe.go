@@ -3,13 +3,10 @@ package rwshard
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"strings"
 	"sync/atomic"
 	"time"
-
-	"github.com/go-sql-driver/mysql"
 
 	"github.com/rwshard/rwshard/health"
 )
@@ -64,8 +61,7 @@ func (cl *cluster) probe(ctx context.Context, i int) (health.Reading, error) {
 	}
 	for {
 		r, err := cl.probeOnce(ctx, conn, n, multi)
-		var me *mysql.MySQLError
-		if errors.As(err, &me) && me.Number == 1064 && !n.oldShow.Load() {
+		if serverErrno(err) == 1064 && !n.oldShow.Load() {
 			// A server older than SHOW REPLICA STATUS: the statements
 			// before it ran, the rest did not. Again with SHOW SLAVE STATUS.
 			n.oldShow.Store(true)
@@ -231,13 +227,13 @@ func readReplicaStatus(rows *sql.Rows, r *health.Reading) error {
 // ER_SPECIFIC_ACCESS_DENIED_ERROR (SHOW REPLICA STATUS without REPLICA
 // MONITOR), 1142 ER_TABLEACCESS_DENIED_ERROR, 1044 ER_DBACCESS_DENIED_ERROR.
 func isPrivilegeError(err error) bool {
-	var me *mysql.MySQLError
-	return errors.As(err, &me) && (me.Number == 1227 || me.Number == 1142 || me.Number == 1044)
+	n := serverErrno(err)
+	return n == 1227 || n == 1142 || n == 1044
 }
 
 func isMissingTable(err error) bool {
-	var me *mysql.MySQLError
-	return errors.As(err, &me) && (me.Number == 1146 || me.Number == 1049)
+	n := serverErrno(err)
+	return n == 1146 || n == 1049
 }
 
 // beat writes the heartbeat row on the primary, pt-heartbeat style (UTC),

@@ -79,13 +79,6 @@ func ResumeSession(ctx context.Context, token string) (context.Context, error) {
 	return context.WithValue(ctx, sessionKey{}, s), nil
 }
 
-// wrote records a write on the unnamed cluster (see wroteOn).
-func (s *Session) wrote(t time.Time, gtid health.GTIDSet) { s.wroteOn("", t, gtid) }
-
-// last returns the session's last write time and GTID on the unnamed
-// cluster.
-func (s *Session) last() (time.Time, health.GTIDSet) { return s.lastOn("") }
-
 // wroteOn records a write on cluster name acknowledged at t, with its
 // GTID if known. A scope that many goroutines write in (the connector's)
 // keeps the union of their GTIDs: a read waits for every write
@@ -141,17 +134,6 @@ func (s *Session) rule(name string) (since time.Time, gtid health.GTIDSet, unkno
 		return p.written, health.GTIDSet{}, true
 	}
 	return p.written, p.gtid, false
-}
-
-// lastOn returns the session's last write time and GTID on cluster name.
-func (s *Session) lastOn(name string) (time.Time, health.GTIDSet) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	p := s.part(name, false)
-	if p == nil {
-		return time.Time{}, health.GTIDSet{}
-	}
-	return p.written, p.gtid
 }
 
 // part returns the part of cluster name (s.mu held), added if add and

@@ -31,13 +31,13 @@ func TestSessionTokenSigned(t *testing.T) {
 	s := &Session{}
 	g, err := health.ParseGTID("0-1-42")
 	require.NoError(t, err)
-	s.wrote(time.Unix(1700000000, 5), g)
+	s.wroteOn("", time.Unix(1700000000, 5), g)
 	tok := c.SessionToken(s)
 
 	ctx, err := c.ResumeSession(context.Background(), tok)
 	require.NoError(t, err)
 	got := SessionFrom(ctx)
-	w, gg := got.last()
+	w, gg := lastOn(got, "")
 	assert.True(t, w.Equal(time.Unix(1700000000, 5)))
 	assert.Equal(t, "0-1-42", gg.String())
 
@@ -77,22 +77,22 @@ func TestSessionParts(t *testing.T) {
 	s.wroteOn("ds_0", t1, gtid(t, "0-1-900"))
 	s.wroteOn("ds_1", time.Time{}, gtid(t, "0-2-60")) // a GTID read late
 
-	w, g := s.lastOn("ds_1")
+	w, g := lastOn(s, "ds_1")
 	assert.True(t, w.Equal(t0))
 	assert.Equal(t, "0-2-60", g.String(), "ds_0's 0-1-900 is not ds_1's")
-	w, g = s.lastOn("ds_0")
+	w, g = lastOn(s, "ds_0")
 	assert.True(t, w.Equal(t1))
 	assert.Equal(t, "0-1-900", g.String())
-	w, g = s.lastOn("ds_2")
+	w, g = lastOn(s, "ds_2")
 	assert.True(t, w.IsZero() && g.IsZero(), "a data source the session did not write on")
-	w, g = s.last()
+	w, g = lastOn(s, "")
 	assert.True(t, w.IsZero() && g.IsZero(), "the unnamed cluster")
 	assert.True(t, s.LastWrite().Equal(t1), "the last write on any cluster")
 
-	s.wrote(t0, gtid(t, "0-3-7"))
-	_, g = s.last()
+	s.wroteOn("", t0, gtid(t, "0-3-7"))
+	_, g = lastOn(s, "")
 	assert.Equal(t, "0-3-7", g.String())
-	_, g = s.lastOn("ds_0")
+	_, g = lastOn(s, "ds_0")
 	assert.Equal(t, "0-1-900", g.String())
 }
 
@@ -131,12 +131,12 @@ func samePart(a, b sessionPart) bool {
 // alone (as before), rws2 once it wrote on a data source; signed or not.
 func TestSessionTokenParts(t *testing.T) {
 	one := &Session{}
-	one.wrote(time.Unix(1700000000, 5), gtid(t, "0-1-42"))
+	one.wroteOn("", time.Unix(1700000000, 5), gtid(t, "0-1-42"))
 	many := &Session{}
 	many.wroteOn("ds_1", time.Unix(1700000000, 7), gtid(t, "0-2-50"))
 	many.wroteOn("ds|0/x y*", time.Unix(1700000000, 9), gtid(t, "0-1-900,1-1-3")) // a name to escape
 	mixed := &Session{}
-	mixed.wrote(time.Unix(1, 0), health.GTIDSet{})
+	mixed.wroteOn("", time.Unix(1, 0), health.GTIDSet{})
 	mixed.wroteOn("ds_0", time.Time{}, gtid(t, "3E11FA47-71CA-11E1-9E33-C80AA9429562:1-5"))
 	c := keyedConnector(t, []byte("k"))
 	for name, s := range map[string]*Session{"empty": {}, "one": one, "many": many, "mixed": mixed} {
@@ -180,8 +180,8 @@ func TestSessionTokenRWS1(t *testing.T) {
 		ctx, err := ResumeSession(context.Background(), tok)
 		require.NoError(t, err, name)
 		s := SessionFrom(ctx)
-		w, g := s.last()
-		w0, g0 := s.lastOn("ds_0")
+		w, g := lastOn(s, "")
+		w0, g0 := lastOn(s, "ds_0")
 		assert.True(t, w.Equal(w0) && g.String() == g0.String(), name)
 		if name == "empty" {
 			assert.True(t, w.IsZero() && g.IsZero())
@@ -191,9 +191,9 @@ func TestSessionTokenRWS1(t *testing.T) {
 		assert.Equal(t, "0-1-42", g.String())
 
 		s.wroteOn("ds_1", time.Unix(1700000001, 0), gtid(t, "0-2-7"))
-		_, g1 := s.lastOn("ds_1")
+		_, g1 := lastOn(s, "ds_1")
 		assert.Equal(t, "0-1-42", g1.String(), "the token's 0-1-42 (higher in domain 0) holds for ds_1 still")
-		_, g0 = s.lastOn("ds_0")
+		_, g0 = lastOn(s, "ds_0")
 		assert.Equal(t, "0-1-42", g0.String())
 
 		// Its token keeps that meaning.
@@ -201,7 +201,7 @@ func TestSessionTokenRWS1(t *testing.T) {
 		require.NoError(t, err)
 		back := SessionFrom(ctx)
 		assert.True(t, sameSession(s, back))
-		_, g2 := back.lastOn("ds_2")
+		_, g2 := lastOn(back, "ds_2")
 		assert.Equal(t, "0-1-42", g2.String())
 	}
 	// Signed by an earlier version: the MAC covers the same payload.
@@ -265,7 +265,7 @@ func FuzzParseToken(f *testing.F) {
 	key := []byte("fuzz")
 	s := &Session{}
 	g, _ := health.ParseGTID("0-1-7,1-2-3")
-	s.wrote(time.Unix(0, 12345), g)
+	s.wroteOn("", time.Unix(0, 12345), g)
 	f.Add(s.token(key))
 	f.Add(s.token(nil))
 	f.Add("cndzMXwwfA")
@@ -297,4 +297,11 @@ func FuzzParseToken(f *testing.F) {
 			}
 		}
 	})
+}
+
+// lastOn is the last write time and GTID session s holds for cluster name
+// (Session.rule without the unknown flag).
+func lastOn(s *Session, name string) (time.Time, health.GTIDSet) {
+	t, g, _ := s.rule(name)
+	return t, g
 }

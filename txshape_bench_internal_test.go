@@ -25,7 +25,7 @@ import (
 func BenchmarkTxShapeOverhead(b *testing.B) {
 	direct := sql.OpenDB(&instantBackend{})
 	defer direct.Close()
-	rw := openInstant(b, &instantBackend{})
+	rw := openInstant(b, &instantBackend{}, 0)
 	for _, s := range []struct {
 		name string
 		db   *sql.DB
@@ -44,8 +44,9 @@ func BenchmarkTxShapeOverhead(b *testing.B) {
 
 // openInstant opens rwshard over a primary and two replicas whose
 // connections are be's, through the DSN path (rwshard's own per-node
-// pools and statement caches), health off.
-func openInstant(tb testing.TB, be *instantBackend) *sql.DB {
+// pools and statement caches), health off; maxOpen bounds each node's
+// pool (rwshard.maxOpenConns; 0: no bound).
+func openInstant(tb testing.TB, be *instantBackend, maxOpen int) *sql.DB {
 	cfg, err := ParseDSN("app:pw@tcp(127.0.0.1:1),tcp(127.0.0.1:2),tcp(127.0.0.1:3)/app?rwshard.health=false")
 	if err != nil {
 		tb.Fatal(err)
@@ -56,7 +57,8 @@ func openInstant(tb testing.TB, be *instantBackend) *sql.DB {
 	}
 	for _, n := range c.cl.nodes {
 		n.conns.close()
-		n.conns = newConnPool(&nodeConnector{inner: be, cacheSize: c.cfg.StmtCacheSize, stats: &n.stmts}, 0, 16, 0, 0)
+		n.conns = newConnPool(&nodeConnector{inner: be, cacheSize: c.cfg.StmtCacheSize, stats: &n.stmts}, maxOpen, 16, 0, 0)
+		n.maxOpen = maxOpen
 	}
 	db := sql.OpenDB(c)
 	tb.Cleanup(func() { db.Close() })
@@ -228,8 +230,18 @@ func (r *instantBackendRows) Next(dest []driver.Value) error {
 // when the statement reaches the backend it was routed to; prepared or
 // not.
 func TestArgumentsConvertedOnce(t *testing.T) {
+	// Unbounded, the logical connection keeps the primary connection it
+	// took (CheckNamedValue converts); with a bounded primary pool it
+	// gives it back after each statement outside a transaction (the
+	// backend converts).
+	for _, maxOpen := range []int{0, 4} {
+		t.Run(fmt.Sprintf("maxOpenConns=%d", maxOpen), func(t *testing.T) { argumentsConvertedOnce(t, maxOpen) })
+	}
+}
+
+func argumentsConvertedOnce(t *testing.T, maxOpen int) {
 	be := &instantBackend{}
-	db := openInstant(t, be)
+	db := openInstant(t, be, maxOpen)
 	ctx := context.Background()
 	args := []any{1, "two", 3.0}
 	run := func(name string, f func() error) {
@@ -276,7 +288,7 @@ func TestArgumentsConvertedOnce(t *testing.T) {
 // wrapper only while no other is open: two open at once, and one opened
 // after the first closed, each read their own rows.
 func TestHeldRowsReuse(t *testing.T) {
-	db := openInstant(t, &instantBackend{})
+	db := openInstant(t, &instantBackend{}, 0)
 	ctx := context.Background()
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {

@@ -349,9 +349,3 @@ func equalFold(s, w string) bool {
 	}
 	return true
 }
-
-// hasPrefixFold reports whether s starts with the upper-case ASCII word p,
-// ignoring ASCII case in s.
-func hasPrefixFold(s, p string) bool {
-	return len(s) >= len(p) && equalFold(s[:len(p)], p)
-}

@@ -31,13 +31,7 @@ func labPoolRules(t *testing.T, l *lab.Lab) *shard.Rules {
 		sources += fmt.Sprintf("  %s: {primary: %s, replicas: [%s, %s]}\n",
 			g.Name, dsn(g.Primary()), dsn(g.Replicas()[0]), dsn(g.Replicas()[1]))
 	}
-	sc, err := shard.ParseYAML([]byte("dataSources:\n" + sources + `
-tables:
-  orders: {dataNodes: "ds_${0..1}.orders", databaseStrategy: {column: id, algorithm: m}}
-  report_daily: {dataNodes: "ds_${0..1}.report_daily", databaseStrategy: {column: id, algorithm: m}}
-algorithms:
-  m: {type: MOD, props: {sharding-count: 2}}
-`))
+	sc, err := shard.ParseYAML([]byte("dataSources:\n" + sources + poolTables))
 	require.NoError(t, err)
 	rules, err := sc.Build(nil)
 	require.NoError(t, err)

@@ -20,17 +20,21 @@ func poolRules(t *testing.T, replicas1 string) *shard.Rules {
 dataSources:
   ds_0: {primary: "u:p@tcp(127.0.0.1:1)/db_0", replicas: ["u:p@tcp(127.0.0.1:2)/db_0", "u:p@tcp(127.0.0.1:3)/db_0"]}
   ds_1: {primary: "u:p@tcp(127.0.0.1:4)/db_1", replicas: [` + replicas1 + `]}
-tables:
-  orders: {dataNodes: "ds_${0..1}.orders", databaseStrategy: {column: id, algorithm: m}}
-  report_daily: {dataNodes: "ds_${0..1}.report_daily", databaseStrategy: {column: id, algorithm: m}}
-algorithms:
-  m: {type: MOD, props: {sharding-count: 2}}
-`))
+` + poolTables))
 	require.NoError(t, err)
 	rules, err := sc.Build(nil)
 	require.NoError(t, err)
 	return rules
 }
+
+// poolTables are the sharded tables of the pool tests: orders and
+// report_daily (the pool rule's) on both data sources, by id mod 2.
+const poolTables = `tables:
+  orders: {dataNodes: "ds_${0..1}.orders", databaseStrategy: {column: id, algorithm: m}}
+  report_daily: {dataNodes: "ds_${0..1}.report_daily", databaseStrategy: {column: id, algorithm: m}}
+algorithms:
+  m: {type: MOD, props: {sharding-count: 2}}
+`
 
 func poolConnector(t *testing.T, rules *shard.Rules, pools map[string][]string) (*rwshard.Connector, error) {
 	cfg := rwshard.NewConfig()

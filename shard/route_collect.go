@@ -12,13 +12,30 @@ import (
 
 // forTopTables calls f for every plain table of a FROM tree.
 func forTopTables(tables []sqlparser.TableExpr, f func(*sqlparser.AliasedTableExpr, sqlparser.TableName)) {
+	forAliased(tables, func(t *sqlparser.AliasedTableExpr) {
+		if n, ok := t.Expr.(sqlparser.TableName); ok {
+			f(t, n)
+		}
+	})
+}
+
+// forDerived calls f for every derived table of a FROM tree.
+func forDerived(tables []sqlparser.TableExpr, f func(*sqlparser.AliasedTableExpr, *sqlparser.DerivedTable)) {
+	forAliased(tables, func(t *sqlparser.AliasedTableExpr) {
+		if d, ok := t.Expr.(*sqlparser.DerivedTable); ok {
+			f(t, d)
+		}
+	})
+}
+
+// forAliased calls f for every aliased table expression of a FROM tree
+// (a table or a derived table), through joins and parentheses.
+func forAliased(tables []sqlparser.TableExpr, f func(*sqlparser.AliasedTableExpr)) {
 	var walk func(t sqlparser.TableExpr)
 	walk = func(t sqlparser.TableExpr) {
 		switch t := t.(type) {
 		case *sqlparser.AliasedTableExpr:
-			if n, ok := t.Expr.(sqlparser.TableName); ok {
-				f(t, n)
-			}
+			f(t)
 		case *sqlparser.JoinTableExpr:
 			walk(t.LeftExpr)
 			walk(t.RightExpr)

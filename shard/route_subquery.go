@@ -119,29 +119,6 @@ func (a *analyzer) hasSharded(n sqlparser.SQLNode) (name string) {
 	return name
 }
 
-// forDerived calls f for every derived table of a FROM tree.
-func forDerived(tables []sqlparser.TableExpr, f func(*sqlparser.AliasedTableExpr, *sqlparser.DerivedTable)) {
-	var walk func(t sqlparser.TableExpr)
-	walk = func(t sqlparser.TableExpr) {
-		switch t := t.(type) {
-		case *sqlparser.AliasedTableExpr:
-			if d, ok := t.Expr.(*sqlparser.DerivedTable); ok {
-				f(t, d)
-			}
-		case *sqlparser.JoinTableExpr:
-			walk(t.LeftExpr)
-			walk(t.RightExpr)
-		case *sqlparser.ParenTableExpr:
-			for _, x := range t.Exprs {
-				walk(x)
-			}
-		}
-	}
-	for _, t := range tables {
-		walk(t)
-	}
-}
-
 // conjuncts returns the top-level AND terms of a WHERE clause and of the
 // ON clauses of the inner joins of from.
 func conjuncts(w *sqlparser.Where, from []sqlparser.TableExpr) []sqlparser.Expr {
