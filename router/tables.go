@@ -1,6 +1,9 @@
 package router
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // Tables returns the tables the SELECTs of a SQL text read, lower case
 // and unquoted, "schema.table" where the text qualifies them, each once:
@@ -19,7 +22,7 @@ func Tables(sql string) []string {
 		if t.kind == tkEOF || t.kind == tkSemi && ts.depth == 0 {
 			ts.done()
 			for _, n := range ts.names {
-				if !contains(out, n) {
+				if !slices.Contains(out, n) {
 					out = append(out, n)
 				}
 			}
@@ -32,15 +35,6 @@ func Tables(sql string) []string {
 		}
 		ts.feed(sql, t)
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // tableScan finds the tables a statement's SELECTs read, for rules that
@@ -179,7 +173,7 @@ func (ts *tableScan) done() {
 
 // add records a table name, lower case, once.
 func (ts *tableScan) add(name string) {
-	if name = strings.ToLower(name); !contains(ts.names, name) {
+	if name = strings.ToLower(name); !slices.Contains(ts.names, name) {
 		ts.names = append(ts.names, name)
 	}
 }
