@@ -119,10 +119,38 @@ func chaosDB(t *testing.T, l *lab.Lab, params string) (*sql.DB, *eventLog) {
 // read error reaches a caller, the node is out within two probe intervals
 // and back within two intervals of its restart.
 func TestChaosReplicaKilled(t *testing.T) {
+	chaosReplicaKilled(t, func(ctx context.Context, db *sql.DB) *sql.Row {
+		return db.QueryRowContext(ctx, "SELECT @@server_id")
+	})
+}
+
+// TestChaosReplicaKilledPrepared is TestChaosReplicaKilled with the reads
+// through one statement prepared on the *sql.DB, as sysbench and many
+// services run them: the statement remembers the server-side statement
+// of the backend connection it last ran on (stmt.ent), and the kill
+// closes that connection under it.
+func TestChaosReplicaKilledPrepared(t *testing.T) {
+	var st *sql.Stmt
+	chaosReplicaKilled(t, func(ctx context.Context, db *sql.DB) *sql.Row {
+		if st == nil {
+			var err error
+			st, err = db.PrepareContext(ctx, "SELECT @@server_id FROM DUAL WHERE ? = 1")
+			require.NoError(t, err)
+		}
+		return st.QueryRowContext(ctx, 1)
+	})
+}
+
+// chaosReplicaKilled kills a replica under 8 readers that each read
+// @@server_id with read; read is called once from the test's goroutine
+// before the readers start.
+func chaosReplicaKilled(t *testing.T, read func(context.Context, *sql.DB) *sql.Row) {
 	l := labtest.Fresh(t, lab.RW())
 	ctx := labtest.Ctx(t, 2*time.Minute)
 	db, events := chaosDB(t, l, chaosParams)
 	victim := l.Replicas()[0]
+	var sid0 int64
+	require.NoError(t, read(ctx, db).Scan(&sid0))
 
 	var reads, failures atomic.Int64
 	var mu sync.Mutex
@@ -131,7 +159,7 @@ func TestChaosReplicaKilled(t *testing.T) {
 	var wg sync.WaitGroup
 	workers(&wg, 8, stop, func() {
 		var sid int64
-		if err := db.QueryRowContext(ctx, "SELECT @@server_id").Scan(&sid); err != nil {
+		if err := read(ctx, db).Scan(&sid); err != nil {
 			failures.Add(1)
 			t.Errorf("read failed: %v", err)
 			return
