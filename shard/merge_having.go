@@ -144,23 +144,15 @@ func (h *Having) eval(row []driver.Value, cls []colClass) int8 {
 		default:
 			return 1 - t
 		}
-	case HavingAnd:
-		out := havingTrue
-		for i := range h.Sub {
-			switch h.Sub[i].eval(row, cls) {
-			case havingFalse:
-				return havingFalse
-			case havingUnknown:
-				out = havingUnknown
-			}
+	default: // HavingAnd, HavingOr: SQL's three-valued logic
+		decides, out := havingFalse, havingTrue // AND: one false decides
+		if h.Op == HavingOr {
+			decides, out = havingTrue, havingFalse // OR: one true does
 		}
-		return out
-	default: // HavingOr
-		out := havingFalse
 		for i := range h.Sub {
-			switch h.Sub[i].eval(row, cls) {
-			case havingTrue:
-				return havingTrue
+			switch v := h.Sub[i].eval(row, cls); v {
+			case decides:
+				return v
 			case havingUnknown:
 				out = havingUnknown
 			}
