@@ -1,10 +1,12 @@
 package rwshard
 
 import (
-	"container/list"
+	"cmp"
 	"context"
 	"database/sql/driver"
+	"maps"
 	"net"
+	"slices"
 	"sync/atomic"
 	"time"
 )
@@ -217,30 +219,34 @@ func (bc *backendConn) CheckNamedValue(nv *driver.NamedValue) error {
 }
 
 // stmtCache is a bounded LRU of prepared statements keyed by SQL text.
+// A hit stamps its entry with the cache's clock (one store in the entry
+// the hit reads anyway, where a linked list would rewrite three of them);
+// the least recently used entry is the one with the oldest stamp, found in
+// one pass over the cache when a miss finds it full: that miss costs a
+// prepare round trip anyway.
 type stmtCache struct {
 	size  int
-	m     map[string]*list.Element
-	lru   list.List // of *cachedStmt, most recent first
+	m     map[string]*cachedStmt
+	clock uint64 // advanced by every use
 	stats *stmtStats
 }
 
 type cachedStmt struct {
 	query string
 	stmt  driver.Stmt
-	elem  *list.Element // in the LRU
-	live  bool          // false once evicted, dropped or closed
+	used  uint64 // the cache's clock at its last use
+	live  bool   // false once evicted, dropped or closed
 }
 
 func newStmtCache(size int, stats *stmtStats) *stmtCache {
 	if stats == nil {
 		stats = &stmtStats{}
 	}
-	return &stmtCache{size: size, m: make(map[string]*list.Element, min(size, 64)), stats: stats}
+	return &stmtCache{size: size, m: make(map[string]*cachedStmt, min(size, 64)), stats: stats}
 }
 
 func (c *stmtCache) get(query string) *cachedStmt {
-	if e, ok := c.m[query]; ok {
-		cs := e.Value.(*cachedStmt)
+	if cs, ok := c.m[query]; ok {
 		c.touch(cs)
 		return cs
 	}
@@ -250,7 +256,8 @@ func (c *stmtCache) get(query string) *cachedStmt {
 
 // touch counts a hit on a live entry and makes it the most recent.
 func (c *stmtCache) touch(cs *cachedStmt) {
-	c.lru.MoveToFront(cs.elem)
+	c.clock++
+	cs.used = c.clock
 	c.stats.hits.Add(1)
 }
 
@@ -263,51 +270,61 @@ func (cs *cachedStmt) close() {
 
 // shrink closes the older half of the statements; false when empty.
 func (c *stmtCache) shrink() bool {
-	n := c.lru.Len() / 2
-	if c.lru.Len() == 0 {
+	if len(c.m) == 0 {
 		return false
 	}
-	for range max(n, 1) {
-		c.evictOldest()
+	byAge := slices.SortedFunc(maps.Values(c.m), func(a, b *cachedStmt) int { return cmp.Compare(a.used, b.used) })
+	for _, cs := range byAge[:max(len(byAge)/2, 1)] {
+		c.evict(cs)
 	}
 	return true
 }
 
-func (c *stmtCache) evictOldest() {
-	old := c.lru.Back()
-	cs := c.lru.Remove(old).(*cachedStmt)
+// evict removes and closes an entry, counted as an eviction.
+func (c *stmtCache) evict(cs *cachedStmt) {
 	delete(c.m, cs.query)
 	cs.close()
 	c.stats.evictions.Add(1)
 }
 
+// evictOldest evicts the least recently used entry.
+func (c *stmtCache) evictOldest() {
+	var old *cachedStmt
+	for _, cs := range c.m {
+		if old == nil || cs.used < old.used {
+			old = cs
+		}
+	}
+	if old != nil {
+		c.evict(old)
+	}
+}
+
 // put adds a statement, closing the least recently used one when full
 // (COM_STMT_CLOSE: no round trip).
 func (c *stmtCache) put(query string, st driver.Stmt) *cachedStmt {
-	if c.lru.Len() >= c.size {
+	if len(c.m) >= c.size {
 		c.evictOldest()
 	}
-	cs := &cachedStmt{query: query, stmt: st, live: true}
-	cs.elem = c.lru.PushFront(cs)
-	c.m[query] = cs.elem
+	c.clock++
+	cs := &cachedStmt{query: query, stmt: st, used: c.clock, live: true}
+	c.m[query] = cs
 	return cs
 }
 
 // drop removes and closes a statement that failed.
 func (c *stmtCache) drop(query string) {
-	if e, ok := c.m[query]; ok {
-		c.lru.Remove(e)
+	if cs, ok := c.m[query]; ok {
 		delete(c.m, query)
-		e.Value.(*cachedStmt).close()
+		cs.close()
 	}
 }
 
-func (c *stmtCache) len() int { return c.lru.Len() }
+func (c *stmtCache) len() int { return len(c.m) }
 
 func (c *stmtCache) closeAll() {
-	for e := c.lru.Front(); e != nil; e = e.Next() {
-		e.Value.(*cachedStmt).close()
+	for _, cs := range c.m {
+		cs.close()
 	}
-	c.lru.Init()
 	clear(c.m)
 }

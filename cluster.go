@@ -97,8 +97,8 @@ type cluster struct {
 
 // count records a routed statement: its final reason, and the node that
 // ran it (b is nil when it could not run anywhere).
-func (cl *cluster) count(d router.Decision, cls router.Class, b *backend, err error) {
-	cl.routes[d.Reason].Add(1)
+func (cl *cluster) count(reason router.Reason, kind router.Kind, b *backend, err error) {
+	cl.routes[reason].Add(1)
 	if b == nil {
 		return
 	}
@@ -106,7 +106,7 @@ func (cl *cluster) count(d router.Decision, cls router.Class, b *backend, err er
 	if err != nil && isBadConn(err) {
 		b.node.errors.Add(1)
 	}
-	if cls.Kind == router.Read {
+	if kind == router.Read {
 		cl.reads.Add(1)
 		if cl.isPrimary(b.node) {
 			cl.primaryReads.Add(1)

@@ -109,7 +109,7 @@ func (c *conn) keep() bool { return c.pinned() || c.primaryState || c.openRows >
 // onSession reports whether a decision runs on the held connection: a
 // pinned session or transaction, a statement that pins, or a statement for
 // the primary while the caller holds a connection to it.
-func (c *conn) onSession(d router.Decision) bool {
+func (c *conn) onSession(d *router.Decision) bool {
 	if d.Target == router.ToSession || d.Pin {
 		return true
 	}
@@ -154,16 +154,25 @@ func (c *conn) rejectReadOnlyTx(err error) bool {
 	return c.cl.cfg.Backend.RejectReadOnly && serverErrno(err) == 1792
 }
 
-// route classifies a statement and decides where it goes.
-func (c *conn) route(ctx context.Context, q string, ps *stmt) (router.Class, router.Decision, hint.Hint, error) {
+// routed is what route decides for a statement: its class, where it
+// goes, and the hint that applies (the context's merged with the text's).
+// The statement path passes it down by pointer, not by value.
+type routed struct {
+	cls router.Class
+	d   router.Decision
+	h   hint.Hint
+}
+
+// route classifies a statement and decides where it goes, into r.
+func (c *conn) route(ctx context.Context, q string, ps *stmt, r *routed) error {
 	c.rule = 0
 	if c.broken {
-		return router.Class{}, router.Decision{}, hint.Hint{}, c.lost(q)
+		return c.lost(q)
 	}
-	cls, err := c.classify(q, ps)
-	if err != nil {
-		return cls, router.Decision{}, hint.Hint{}, hintErr(q, err)
+	if err := c.classify(q, ps, &r.cls); err != nil {
+		return hintErr(q, err)
 	}
+	cls, d, h := &r.cls, &r.d, &r.h
 	if cls.Effect == router.Pin && cls.Statements == 1 {
 		if router.PrimaryOnlySet(q) {
 			cls.Effect = router.PrimaryState
@@ -173,19 +182,26 @@ func (c *conn) route(ctx context.Context, q string, ps *stmt) (router.Class, rou
 			}
 		}
 	}
-	h := cls.Hint
+	st := router.State{InTx: c.inTx(), Pinned: c.dirty}
 	if ch, ok := hint.FromContext(ctx); ok {
-		h = hint.Merge(ch, cls.Hint)
+		*h = hint.Merge(ch, cls.Hint)
+		*d = router.Decide(*cls, *h, st)
+	} else {
+		*h = cls.Hint
+		if ps != nil {
+			*d = ps.decide(cls, st)
+		} else {
+			*d = router.Decide(*cls, *h, st)
+		}
 	}
-	d := router.Decide(cls, h, router.State{InTx: c.inTx(), Pinned: c.dirty})
 	if d.Target == router.ToReplica && (len(cls.Functions) > 0 && !c.cl.replicaSafe(cls.Functions) || c.cl.isPrimaryOnly(q)) {
-		d = router.Decision{Target: router.ToPrimary, Reason: router.ReasonStoredFunction}
+		*d = router.Decision{Target: router.ToPrimary, Reason: router.ReasonStoredFunction}
 	}
 	if d.Target == router.ToReplica && h.Pool == "" && cls.Tag > 0 {
 		// A pool rule (Config.PoolRules), decided with the
 		// classification: only for a read bound for a replica that names
 		// no pool itself.
-		c.rule = c.cl.poolRule(cls)
+		c.rule = c.cl.poolRule(*cls)
 		if c.rule > 0 {
 			h.Pool = c.cl.cfg.rules[c.rule-1].pool
 		}
@@ -193,38 +209,39 @@ func (c *conn) route(ctx context.Context, q string, ps *stmt) (router.Class, rou
 	if h.Route == hint.NodeOnly && d.Pin {
 		// A session statement goes to the primary connection it pins; a
 		// node hint aiming it elsewhere is refused, not ignored.
-		if _, err := c.cl.namedNode(cls, router.Decision{Target: router.ToNode, Node: h.Node, Reason: router.ReasonHintNode}, q); err != nil {
-			return cls, d, h, err
+		if _, err := c.cl.namedNode(*cls, router.Decision{Target: router.ToNode, Node: h.Node, Reason: router.ReasonHintNode}, q); err != nil {
+			return err
 		}
 	}
 	if cls.Effect == router.PrimaryState && !d.Pin && d.Target == router.ToPrimary {
 		d.Pin = true // it runs on the held primary connection (see onSession)
 	}
-	return cls, d, h, nil
+	return nil
 }
 
-// classify is the classifier's answer for q, which ps, the caller's
-// prepared statement for q (nil for a text statement), keeps after its
+// classify puts the classifier's answer for q into cls; ps, the caller's
+// prepared statement for q (nil for a text statement), keeps it after its
 // first execution: the classifier's cache is looked up by the whole text.
-func (c *conn) classify(q string, ps *stmt) (router.Class, error) {
+func (c *conn) classify(q string, ps *stmt, cls *router.Class) error {
 	if ps != nil && ps.classified {
-		return ps.cls, nil
+		*cls = ps.cls
+		return nil
 	}
-	cls, err := c.cl.classifier.Classify(q)
-	if err == nil && ps != nil {
-		ps.cls, ps.classified = cls, true
+	var err error
+	if *cls, err = c.cl.classifier.Classify(q); err == nil && ps != nil {
+		ps.cls, ps.classified = *cls, true
 	}
-	return cls, err
+	return err
 }
 
 // session returns the held backend connection, taking one of the primary
 // (waiting for it as a write does) when there is none.
-func (c *conn) session(ctx context.Context, cls router.Class, d router.Decision, q string) (*backend, error) {
+func (c *conn) session(ctx context.Context, r *routed, q string) (*backend, error) {
 	c.checkHeld(ctx)
 	if c.sess != nil {
 		return c.sess, nil
 	}
-	_, b, err := c.dispatchPrimary(ctx, cls, d, q, func(driver.Conn) (outcome, error) { return outcome{}, nil })
+	_, b, err := c.dispatchPrimary(ctx, r.cls, r.d, q, func(driver.Conn) (outcome, error) { return outcome{}, nil })
 	if err != nil {
 		return nil, err
 	}
@@ -368,7 +385,8 @@ func (c *conn) QueryContext(ctx context.Context, q string, args []driver.NamedVa
 // closes them exactly once and never touches them afterwards.
 func (c *conn) queryRows(ctx context.Context, q string, args []driver.NamedValue, ps *stmt) (driver.Rows, error) {
 	p := c.prep(ps)
-	out, b, cls, err := c.statement(ctx, q, args, ps, func(dc driver.Conn) (outcome, error) {
+	var rt routed
+	out, b, err := c.statement(ctx, q, args, ps, &rt, func(dc driver.Conn) (outcome, error) {
 		r, st, err := query(ctx, dc, q, args, p)
 		return outcome{rows: r, st: st}, err
 	})
@@ -386,7 +404,7 @@ func (c *conn) queryRows(ctx context.Context, q string, args []driver.NamedValue
 		r = new(rows)
 	}
 	c.rowsOut = true
-	*r = rows{Rows: rowsx.Rows{Rows: out.rows}, st: out.st, c: c, write: changesData(cls), ctx: ctx}
+	*r = rows{Rows: rowsx.Rows{Rows: out.rows}, st: out.st, c: c, write: changesData(&rt.cls), ctx: ctx}
 	if c.replay != nil && c.tx != nil {
 		r.log = c.replay.record(q, args, true, c.cl.cfg.ReplayLimit)
 	}
@@ -400,7 +418,8 @@ func (c *conn) ExecContext(ctx context.Context, q string, args []driver.NamedVal
 
 func (c *conn) exec(ctx context.Context, q string, args []driver.NamedValue, ps *stmt) (driver.Result, error) {
 	p := c.prep(ps)
-	out, b, cls, err := c.statement(ctx, q, args, ps, func(dc driver.Conn) (outcome, error) {
+	var rt routed
+	out, b, err := c.statement(ctx, q, args, ps, &rt, func(dc driver.Conn) (outcome, error) {
 		res, err := exec(ctx, dc, q, args, p)
 		return outcome{res: res}, err
 	})
@@ -408,7 +427,7 @@ func (c *conn) exec(ctx context.Context, q string, args []driver.NamedValue, ps 
 		return nil, err
 	}
 	if b != nil {
-		c.wrote(ctx, b, changesData(cls))
+		c.wrote(ctx, b, changesData(&rt.cls))
 		b.release(false)
 	} else {
 		if c.replay != nil && c.tx != nil {
@@ -416,23 +435,24 @@ func (c *conn) exec(ctx context.Context, q string, args []driver.NamedValue, ps 
 				e.sum = resultSum(out.res)
 			}
 		}
-		c.wrote(ctx, c.sess, changesData(cls))
+		c.wrote(ctx, c.sess, changesData(&rt.cls))
 		c.unpin()
 	}
 	return out.res, nil
 }
 
-// statement routes q and runs do: on the held session connection, or
-// dispatched to a node. A dispatched statement's backend is returned for
-// the caller to release; nil means it ran on (or now is) c.sess.
-func (c *conn) statement(ctx context.Context, q string, args []driver.NamedValue, ps *stmt, do work) (outcome, *backend, router.Class, error) {
+// statement routes q (into r) and runs do: on the held session
+// connection, or dispatched to a node. A dispatched statement's backend is
+// returned for the caller to release; nil means it ran on (or now is)
+// c.sess.
+func (c *conn) statement(ctx context.Context, q string, args []driver.NamedValue, ps *stmt, r *routed, do work) (outcome, *backend, error) {
 	start := monotonic()
 	tr := c.cl.cfg.Tracer
 	if tr != nil {
 		ctx = tr.StatementStart(ctx, StatementStart{SQL: q, Args: len(args)})
 	}
 	c.ran, c.waited, c.retried = nil, 0, false
-	cls, d, h, err := c.route(ctx, q, ps)
+	err := c.route(ctx, q, ps, r)
 	if err == nil {
 		err = c.enterGuard(q)
 	}
@@ -440,23 +460,31 @@ func (c *conn) statement(ctx context.Context, q string, args []driver.NamedValue
 	var b *backend
 	held, routed := false, err == nil
 	if routed {
-		out, b, held, err = c.run(ctx, cls, &d, h, q, do)
+		out, b, held, err = c.run(ctx, r, q, do)
 	}
 	c.leaveGuard()
 	took := monotonic() - start
 	if c.ran != nil {
-		c.ran.meters.latency(cls.Kind, took)
+		c.ran.meters.latency(r.cls.Kind, took)
 	}
-	if c.cl.cfg.RouteLog && routed {
-		c.logRoute(ctx, q, args, d, c.nodeName(d), took, err)
-	}
-	if tr != nil {
-		tr.StatementEnd(ctx, c.statementEnd(q, cls, d, out, took, err))
+	if tr != nil || c.cl.cfg.RouteLog && routed {
+		c.reportStatement(ctx, tr, q, args, r, routed, &out, took, err)
 	}
 	if held {
 		b = nil // it ran on, or now is, c.sess
 	}
-	return out, b, cls, err
+	return out, b, err
+}
+
+// reportStatement writes the route log line of a routed statement
+// (Config.RouteLog) and ends its trace (Config.Tracer).
+func (c *conn) reportStatement(ctx context.Context, tr Tracer, q string, args []driver.NamedValue, r *routed, routed bool, out *outcome, took time.Duration, err error) {
+	if c.cl.cfg.RouteLog && routed {
+		c.logRoute(ctx, q, args, r.d, c.nodeName(r.d), took, err)
+	}
+	if tr != nil {
+		tr.StatementEnd(ctx, c.statementEnd(q, r.cls, r.d, *out, took, err))
+	}
 }
 
 // nodeName is the node the statement ran on, else the one its decision
@@ -495,32 +523,33 @@ func roleOf(primary bool) string {
 
 // run executes a routed statement on the held session connection or on a
 // dispatched backend, and counts it. held reports that b is c.sess.
-func (c *conn) run(ctx context.Context, cls router.Class, d *router.Decision, h hint.Hint, q string, do work) (outcome, *backend, bool, error) {
+func (c *conn) run(ctx context.Context, r *routed, q string, do work) (outcome, *backend, bool, error) {
 	c.cl.budget.Request() // every statement earns its share of retries
-	if cls.Effect == router.ReplayState {
+	if r.cls.Effect == router.ReplayState {
 		// The SET becomes part of the state applied to every backend
 		// connection: applying it where the statement runs (the primary,
 		// or the transaction's connection) checks it, as running it would.
 		as, _ := router.ReplayableSet(q)
 		prev := c.vars
 		c.vars = prev.with(as)
-		out, b, held, err := c.runOn(ctx, cls, d, h, q, noopSet)
+		out, b, held, err := c.runOn(ctx, r, q, noopSet)
 		if err != nil {
 			c.vars = prev
 		}
 		return out, b, held, err
 	}
-	return c.runOn(ctx, cls, d, h, q, do)
+	return c.runOn(ctx, r, q, do)
 }
 
 // runOn is run for a statement whose session effects are settled.
-func (c *conn) runOn(ctx context.Context, cls router.Class, d *router.Decision, h hint.Hint, q string, do work) (outcome, *backend, bool, error) {
-	if c.onSession(*d) {
-		b, err := c.session(ctx, cls, *d, q)
-		if err != nil {
-			return outcome{}, nil, false, err
+func (c *conn) runOn(ctx context.Context, r *routed, q string, do work) (outcome, *backend, bool, error) {
+	d := &r.d
+	if c.onSession(d) {
+		b, err := c.session(ctx, r, q)
+		if err == nil {
+			err = c.checkSessionTarget(b, r, q)
 		}
-		if err := c.checkSessionTarget(b, cls, *d, q); err != nil {
+		if err != nil {
 			return outcome{}, nil, false, err
 		}
 		c.ran = b.node
@@ -529,47 +558,19 @@ func (c *conn) runOn(ctx context.Context, cls router.Class, d *router.Decision, 
 		if err == nil {
 			out, err = do(b.dc)
 		}
-		c.cl.count(*d, cls, b, err)
+		c.cl.count(d.Reason, r.cls.Kind, b, err)
 		if err != nil {
-			b.node.meters.serverError(err)
-		}
-		if err != nil && c.replay != nil && c.tx != nil && replayable(ctx, err) {
-			// The transaction's connection is lost: rebuild it on the
-			// primary and run this statement there.
-			if rerr := c.replayTx(ctx, err); rerr != nil {
-				return outcome{}, nil, false, rerr
+			var anew bool
+			if out, b, err, anew = c.heldFailed(ctx, r, q, do, b, err); !anew {
+				return out, b, b != nil, err
 			}
-			b = c.sess
-			c.ran = b.node
-			if err = applyVars(ctx, b.dc, &c.vars); err == nil {
-				out, err = do(b.dc)
-			}
-		}
-		if err == nil {
-			c.applyEffects(cls.Effect)
+		} else {
+			c.applyEffects(r.cls.Effect)
 			return out, b, true, nil
 		}
-		if c.rejectReadOnlyTx(err) {
-			return outcome{}, nil, false, c.lose()
-		}
-		if !c.keep() && sentAndBroke(ctx, err) {
-			// A held connection without state broke under the statement:
-			// a write's outcome is unknown; a read is dispatched anew.
-			node := c.sess.node
-			c.sess.release(true)
-			c.sess = nil
-			c.cl.mon.Failure(node.index, err)
-			if isWrite(cls.Kind) {
-				return outcome{}, nil, false, outcomeUnknown(node.name, *d, q, err)
-			}
-		} else if !c.dropSoft(err) {
-			err = c.sessionErr(err, *d, q)
-			c.unpin()
-			return outcome{}, nil, false, err
-		}
 	}
-	out, b, err := c.dispatch(ctx, cls, d, h, q, do)
-	c.cl.count(*d, cls, b, err)
+	out, b, err := c.dispatch(ctx, r, q, do)
+	c.cl.count(d.Reason, r.cls.Kind, b, err)
 	if err != nil {
 		return outcome{}, nil, false, err
 	}
@@ -580,14 +581,61 @@ func (c *conn) runOn(ctx context.Context, cls router.Class, d *router.Decision, 
 	return out, b, false, nil
 }
 
+// heldFailed handles the error of a statement on the held connection b,
+// out of runOn's way: a lost transaction is replayed on the primary and
+// the statement run again there (its outcome and the connection it ran on
+// are returned); anew says the statement did not run and is to be
+// dispatched to a fresh connection; otherwise the error (nil when a dead
+// connection without state was just dropped) is the caller's.
+func (c *conn) heldFailed(ctx context.Context, r *routed, q string, do work, b *backend, err error) (out outcome, _ *backend, _ error, anew bool) {
+	b.node.meters.serverError(err)
+	if c.replay != nil && c.tx != nil && replayable(ctx, err) {
+		// The transaction's connection is lost: rebuild it on the
+		// primary and run this statement there.
+		if rerr := c.replayTx(ctx, err); rerr != nil {
+			return outcome{}, nil, rerr, false
+		}
+		b = c.sess
+		c.ran = b.node
+		if err = applyVars(ctx, b.dc, &c.vars); err == nil {
+			out, err = do(b.dc)
+		}
+		if err == nil {
+			c.applyEffects(r.cls.Effect)
+			return out, b, nil, false
+		}
+	}
+	if c.rejectReadOnlyTx(err) {
+		return outcome{}, nil, c.lose(), false
+	}
+	if !c.keep() && sentAndBroke(ctx, err) {
+		// A held connection without state broke under the statement:
+		// a write's outcome is unknown; a read is dispatched anew.
+		node := c.sess.node
+		c.sess.release(true)
+		c.sess = nil
+		c.cl.mon.Failure(node.index, err)
+		if isWrite(r.cls.Kind) {
+			return outcome{}, nil, outcomeUnknown(node.name, r.d, q, err), false
+		}
+		return outcome{}, nil, nil, true
+	}
+	if c.dropSoft(err) {
+		return outcome{}, nil, nil, true
+	}
+	err = c.sessionErr(err, r.d, q)
+	c.unpin()
+	return outcome{}, nil, err, false
+}
+
 // checkSessionTarget refuses to send anything but a plain read into a
 // session on a replica (a read-only transaction there): the replica would
 // reject it anyway, but rwshard never sends a write to a replica.
-func (c *conn) checkSessionTarget(b *backend, cls router.Class, d router.Decision, q string) error {
-	if c.cl.isPrimary(b.node) || cls.Kind == router.Read {
+func (c *conn) checkSessionTarget(b *backend, r *routed, q string) error {
+	if c.cl.isPrimary(b.node) || r.cls.Kind == router.Read {
 		return nil
 	}
-	return &RouteError{Node: b.node.name, Reason: d.Reason.String(), Statement: quote(q), Err: ErrWriteToReplica}
+	return &RouteError{Node: b.node.name, Reason: r.d.Reason.String(), Statement: quote(q), Err: ErrWriteToReplica}
 }
 
 // PrepareContext returns a statement that is routed on every execution.
@@ -598,14 +646,14 @@ func (c *conn) checkSessionTarget(b *backend, cls router.Class, d router.Decisio
 // is prepared once per backend connection (see StmtCacheSize).
 func (c *conn) PrepareContext(ctx context.Context, q string) (driver.Stmt, error) {
 	ps := &stmt{c: c, q: q}
-	cls, d, _, err := c.route(ctx, q, ps)
-	if err != nil {
+	var r routed
+	if err := c.route(ctx, q, ps, &r); err != nil {
 		return nil, err
 	}
-	if d.Target != router.ToSession {
-		d = router.Decision{Target: router.ToPrimary, Reason: d.Reason}
+	if r.d.Target != router.ToSession {
+		r.d = router.Decision{Target: router.ToPrimary, Reason: r.d.Reason}
 	}
-	b, err := c.session(ctx, cls, d, q)
+	b, err := c.session(ctx, &r, q)
 	if err != nil {
 		return nil, err
 	}
@@ -621,7 +669,7 @@ func (c *conn) PrepareContext(ctx context.Context, q string) (driver.Stmt, error
 		if c.dropSoft(err) {
 			return nil, driver.ErrBadConn // nothing was prepared: database/sql tries another connection
 		}
-		return nil, c.sessionErr(err, d, q)
+		return nil, c.sessionErr(err, r.d, q)
 	}
 	return ps, nil
 }
@@ -852,11 +900,9 @@ func (c *conn) Ping(ctx context.Context) error {
 // Otherwise the value is accepted unchanged, and the backend connection
 // the statement runs on converts it.
 func (c *conn) CheckNamedValue(nv *driver.NamedValue) error {
-	if c.sess != nil {
-		if bc, ok := c.sess.dc.(*backendConn); ok && bc.checker != nil {
-			c.argsChecked = true
-			return bc.checker.CheckNamedValue(nv)
-		}
+	if b := c.sess; b != nil && b.chk != nil {
+		c.argsChecked = true
+		return b.chk.CheckNamedValue(nv)
 	}
 	c.argsChecked = false
 	return nil

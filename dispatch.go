@@ -193,7 +193,7 @@ func isWrite(k router.Kind) bool { return k == router.Write || k == router.Unkno
 // changesData reports a statement whose success read-your-writes must
 // record: a write, but not a SET of session variables only (PrimaryState,
 // ReplayState), which commits nothing.
-func changesData(cls router.Class) bool {
+func changesData(cls *router.Class) bool {
 	return isWrite(cls.Kind) && cls.Effect&(router.PrimaryState|router.ReplayState) == 0
 }
 
@@ -230,10 +230,11 @@ func (c *conn) filter(ctx context.Context, h hint.Hint) readFilter {
 // replica for a read, on the primary otherwise. It returns the checked-out
 // backend; the caller releases or keeps it.
 // The final reason (a read may fall back to the primary) is left in d.
-func (c *conn) dispatch(ctx context.Context, cls router.Class, d *router.Decision, h hint.Hint, q string, do work) (outcome, *backend, error) {
+func (c *conn) dispatch(ctx context.Context, r *routed, q string, do work) (outcome, *backend, error) {
+	d := &r.d
 	switch d.Target {
 	case router.ToNode:
-		n, err := c.cl.namedNode(cls, *d, q)
+		n, err := c.cl.namedNode(r.cls, *d, q)
 		if err != nil {
 			return outcome{}, nil, err
 		}
@@ -241,9 +242,9 @@ func (c *conn) dispatch(ctx context.Context, cls router.Class, d *router.Decisio
 			return c.onNode(ctx, n, *d, q, do)
 		}
 	case router.ToReplica:
-		return c.dispatchRead(ctx, d, h, q, do)
+		return c.dispatchRead(ctx, d, r.h, q, do)
 	}
-	return c.dispatchPrimary(ctx, cls, *d, q, do)
+	return c.dispatchPrimary(ctx, r.cls, *d, q, do)
 }
 
 // errNotCaughtUp: a causal read's replica did not apply the session's GTID

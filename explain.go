@@ -155,10 +155,11 @@ func (lc *conn) Explain(ctx context.Context, query string) (Plan, error) {
 }
 
 func (lc *conn) explain(ctx context.Context, query string) (Plan, error) {
-	cls, d, h, err := lc.route(ctx, query, nil)
-	if err != nil {
+	var r routed
+	if err := lc.route(ctx, query, nil, &r); err != nil {
 		return Plan{}, err
 	}
+	cls, d, h := r.cls, r.d, r.h
 	p := Plan{SQL: query, Kind: cls.Kind.String(), Statements: cls.Statements, Reason: d.Reason.String()}
 	for _, en := range effectNames {
 		if cls.Effect.Has(en.e) {

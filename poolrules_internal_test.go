@@ -47,8 +47,10 @@ func TestPoolRuleTables(t *testing.T) {
 		{"SELECT * FROM report_daily FOR UPDATE", 0}, // a locking read: primary
 		{"SELECT EXTRACT(YEAR FROM report_day) FROM orders", 0},
 	} {
-		_, _, h, err := c.route(ctx, tc.sql, nil)
+		var r routed
+		err := c.route(ctx, tc.sql, nil, &r)
 		require.NoError(t, err, tc.sql)
+		h := r.h
 		assert.Equal(t, tc.rule, c.rule, tc.sql)
 		if tc.rule > 0 {
 			assert.Equal(t, "reporting", h.Pool, tc.sql)
@@ -65,9 +67,9 @@ func TestPoolRuleCached(t *testing.T) {
 	c := benchConnWith(t, withPoolRules)
 	ctx := context.Background()
 	for _, q := range []string{"SELECT * FROM report_daily WHERE day = ?", "/* export */ SELECT * FROM orders", "SELECT * FROM orders"} {
-		_, _, _, err := c.route(ctx, q, nil)
-		require.NoError(t, err)
-		n := testing.AllocsPerRun(100, func() { _, _, _, _ = c.route(ctx, q, nil) })
+		var r routed
+		require.NoError(t, c.route(ctx, q, nil, &r))
+		n := testing.AllocsPerRun(100, func() { _ = c.route(ctx, q, nil, &r) })
 		assert.Zero(t, n, "allocations routing %q again", q)
 	}
 	// A first sight does scan: the zero above is the cache's.
@@ -75,7 +77,8 @@ func TestPoolRuleCached(t *testing.T) {
 		i := 0
 		return testing.AllocsPerRun(10, func() {
 			i++
-			_, _, _, _ = c.route(ctx, "SELECT * FROM report_daily WHERE day = "+strconv.Itoa(i), nil)
+			var r routed
+			_ = c.route(ctx, "SELECT * FROM report_daily WHERE day = "+strconv.Itoa(i), nil, &r)
 		})
 	}
 	with, without := firstSight(c), firstSight(benchConn(t))

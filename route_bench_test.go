@@ -48,12 +48,12 @@ func benchConnWith(tb testing.TB, edit func(*Config)) *conn {
 // context and the comment, the decision, the read rules and the balancer's
 // pick, or the primary.
 func (c *conn) decide(ctx context.Context, q string) (*node, error) {
-	_, d, h, err := c.route(ctx, q, nil)
-	if err != nil {
+	var r routed
+	if err := c.route(ctx, q, nil, &r); err != nil {
 		return nil, err
 	}
-	if d.Target == router.ToReplica {
-		f := c.filter(ctx, h)
+	if r.d.Target == router.ToReplica {
+		f := c.filter(ctx, r.h)
 		if n, _ := c.cl.pickReader(&f); n != nil {
 			return n, nil
 		}

@@ -67,6 +67,11 @@ func applyVars(ctx context.Context, dc driver.Conn, want *sessionVars) error {
 	if !ok || want == nil || bc.vars.key == want.key {
 		return nil
 	}
+	return bc.setVars(ctx, want)
+}
+
+// setVars is applyVars' SET, for a connection whose settings differ.
+func (bc *backendConn) setVars(ctx context.Context, want *sessionVars) error {
 	var b strings.Builder
 	b.WriteString("SET ")
 	n := 0
@@ -98,7 +103,7 @@ func applyVars(ctx context.Context, dc driver.Conn, want *sessionVars) error {
 		}
 		add(a.Name, " = ", a.Value)
 	}
-	if _, err := exec(ctx, dc, b.String(), nil, prep{}); err != nil {
+	if _, err := exec(ctx, bc, b.String(), nil, prep{}); err != nil {
 		bc.stale = true
 		return err
 	}

@@ -8,10 +8,9 @@ import (
 )
 
 var (
-	_ driver.Stmt              = (*stmt)(nil)
-	_ driver.StmtExecContext   = (*stmt)(nil)
-	_ driver.StmtQueryContext  = (*stmt)(nil)
-	_ driver.NamedValueChecker = (*stmt)(nil)
+	_ driver.Stmt             = (*stmt)(nil)
+	_ driver.StmtExecContext  = (*stmt)(nil)
+	_ driver.StmtQueryContext = (*stmt)(nil)
 )
 
 // stmt is a prepared statement as database/sql sees it. It is routed on
@@ -29,6 +28,36 @@ type stmt struct {
 	classified bool
 	bc         *backendConn
 	ent        *cachedStmt
+	// decided[i] is router.Decide's answer for the statement's class, its
+	// own hint and the connection state i (see stateIndex), once bit i of
+	// known is set: Decide is pure, and an execution without a context
+	// hint asks it the same question every time.
+	decided [4]router.Decision
+	known   uint8
+}
+
+// decide is router.Decide(*cls, cls.Hint, st), remembered per state.
+// cls is the statement's class as route adjusted it, which depends on
+// the state alone (see route).
+func (s *stmt) decide(cls *router.Class, st router.State) router.Decision {
+	i := stateIndex(st)
+	if s.known&(1<<i) == 0 {
+		s.decided[i] = router.Decide(*cls, cls.Hint, st)
+		s.known |= 1 << i
+	}
+	return s.decided[i]
+}
+
+// stateIndex numbers the four router states.
+func stateIndex(st router.State) int {
+	i := 0
+	if st.InTx {
+		i |= 1
+	}
+	if st.Pinned {
+		i |= 2
+	}
+	return i
 }
 
 // Close does nothing: server-side statements belong to the backend
@@ -58,9 +87,6 @@ func (s *stmt) Query(args []driver.Value) (driver.Rows, error) {
 	s.c.argsChecked = false
 	return s.QueryContext(context.Background(), named(args))
 }
-
-// CheckNamedValue is the connection's (see conn's).
-func (s *stmt) CheckNamedValue(nv *driver.NamedValue) error { return s.c.CheckNamedValue(nv) }
 
 func named(args []driver.Value) []driver.NamedValue {
 	out := make([]driver.NamedValue, len(args))
