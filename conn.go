@@ -460,7 +460,12 @@ func (c *conn) statement(ctx context.Context, q string, args []driver.NamedValue
 	var b *backend
 	held, routed := false, err == nil
 	if routed {
-		out, b, held, err = c.run(ctx, r, q, do)
+		c.cl.budget.Request() // every statement earns its share of retries
+		if r.cls.Effect == router.ReplayState {
+			out, b, held, err = c.runSet(ctx, r, q)
+		} else {
+			out, b, held, err = c.runOn(ctx, r, q, do)
+		}
 	}
 	c.leaveGuard()
 	took := monotonic() - start
@@ -521,27 +526,24 @@ func roleOf(primary bool) string {
 	return "replica"
 }
 
-// run executes a routed statement on the held session connection or on a
-// dispatched backend, and counts it. held reports that b is c.sess.
-func (c *conn) run(ctx context.Context, r *routed, q string, do work) (outcome, *backend, bool, error) {
-	c.cl.budget.Request() // every statement earns its share of retries
-	if r.cls.Effect == router.ReplayState {
-		// The SET becomes part of the state applied to every backend
-		// connection: applying it where the statement runs (the primary,
-		// or the transaction's connection) checks it, as running it would.
-		as, _ := router.ReplayableSet(q)
-		prev := c.vars
-		c.vars = prev.with(as)
-		out, b, held, err := c.runOn(ctx, r, q, noopSet)
-		if err != nil {
-			c.vars = prev
-		}
-		return out, b, held, err
+// runSet runs a SET that becomes part of the state applied to every
+// backend connection (router.ReplayState): applying it where the
+// statement runs (the primary, or the transaction's connection) checks
+// it, as running it would.
+func (c *conn) runSet(ctx context.Context, r *routed, q string) (outcome, *backend, bool, error) {
+	as, _ := router.ReplayableSet(q)
+	prev := c.vars
+	c.vars = prev.with(as)
+	out, b, held, err := c.runOn(ctx, r, q, noopSet)
+	if err != nil {
+		c.vars = prev
 	}
-	return c.runOn(ctx, r, q, do)
+	return out, b, held, err
 }
 
-// runOn is run for a statement whose session effects are settled.
+// runOn executes a routed statement whose session effects are settled,
+// on the held session connection or on a dispatched backend, and counts
+// it. held reports that b is c.sess.
 func (c *conn) runOn(ctx context.Context, r *routed, q string, do work) (outcome, *backend, bool, error) {
 	d := &r.d
 	if c.onSession(d) {
