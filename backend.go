@@ -55,8 +55,7 @@ func (nc *nodeConnector) Connect(ctx context.Context) (driver.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	bc := &backendConn{Conn: c, net: dialed.conn}
-	bc.checker, _ = c.(driver.NamedValueChecker)
+	bc := newBackendConn(c, dialed.conn)
 	if nc.cacheSize > 0 {
 		bc.stmts = newStmtCache(nc.cacheSize, nc.stats)
 	}
@@ -70,8 +69,18 @@ func (nc *nodeConnector) Driver() driver.Driver { return nc.inner.Driver() }
 // no lock.
 type backendConn struct {
 	driver.Conn
-	checker driver.NamedValueChecker // the driver connection's, if it has one
-	stmts   *stmtCache               // nil: no caching
+	// The driver connection's optional interfaces, asserted once (nil:
+	// it has not got one): an assertion to an interface type is a
+	// runtime lookup, and some run on every statement.
+	checker   driver.NamedValueChecker
+	beginner  driver.ConnBeginTx
+	queryer   driver.QueryerContext
+	execer    driver.ExecerContext
+	pinger    driver.Pinger
+	resetter  driver.SessionResetter
+	validator driver.Validator
+
+	stmts *stmtCache // nil: no caching
 	// net is the connection's socket (see dialer), to interrupt a
 	// statement in flight on a node that health took out of rotation;
 	// nil on a network rwshard does not dial itself.
@@ -85,6 +94,19 @@ type backendConn struct {
 	vars  sessionVars
 	saved map[string]bool
 	stale bool
+}
+
+// newBackendConn wraps c, whose socket is nc (nil: unknown).
+func newBackendConn(c driver.Conn, nc net.Conn) *backendConn {
+	bc := &backendConn{Conn: c, net: nc}
+	bc.checker, _ = c.(driver.NamedValueChecker)
+	bc.beginner, _ = c.(driver.ConnBeginTx)
+	bc.queryer, _ = c.(driver.QueryerContext)
+	bc.execer, _ = c.(driver.ExecerContext)
+	bc.pinger, _ = c.(driver.Pinger)
+	bc.resetter, _ = c.(driver.SessionResetter)
+	bc.validator, _ = c.(driver.Validator)
+	return bc
 }
 
 // interrupt closes the socket under a statement in flight: go-sql-driver
@@ -130,10 +152,10 @@ func dialer(dial func(ctx context.Context, network, addr string) (net.Conn, erro
 // statement), remembers the cache entry: its next execution on this
 // connection skips the lookup by text (a hash and a comparison of the
 // whole text, which for a multi-row INSERT is kilobytes).
-func (bc *backendConn) cached(ctx context.Context, query string, ps *stmt) (driver.Stmt, error) {
+func (bc *backendConn) cached(ctx context.Context, query string, ps *stmt) (*cachedStmt, error) {
 	if ps != nil && ps.bc == bc && ps.ent.live {
 		bc.stmts.touch(ps.ent)
-		return ps.ent.stmt, nil
+		return ps.ent, nil
 	}
 	e := bc.stmts.get(query)
 	if e == nil {
@@ -149,7 +171,7 @@ func (bc *backendConn) cached(ctx context.Context, query string, ps *stmt) (driv
 	if ps != nil {
 		ps.bc, ps.ent = bc, e
 	}
-	return e.stmt, nil
+	return e, nil
 }
 
 // tooManyStatements reports error 1461: the server's
@@ -170,33 +192,36 @@ func (bc *backendConn) PrepareContext(ctx context.Context, query string) (driver
 }
 
 func (bc *backendConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
+	if bc.beginner != nil {
+		return bc.beginner.BeginTx(ctx, opts)
+	}
 	return beginTx(ctx, bc.Conn, opts)
 }
 
 func (bc *backendConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
-	if q, ok := bc.Conn.(driver.QueryerContext); ok {
-		return q.QueryContext(ctx, query, args)
+	if bc.queryer != nil {
+		return bc.queryer.QueryContext(ctx, query, args)
 	}
 	return nil, driver.ErrSkip
 }
 
 func (bc *backendConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
-	if e, ok := bc.Conn.(driver.ExecerContext); ok {
-		return e.ExecContext(ctx, query, args)
+	if bc.execer != nil {
+		return bc.execer.ExecContext(ctx, query, args)
 	}
 	return nil, driver.ErrSkip
 }
 
 func (bc *backendConn) Ping(ctx context.Context) error {
-	if p, ok := bc.Conn.(driver.Pinger); ok {
-		return p.Ping(ctx)
+	if bc.pinger != nil {
+		return bc.pinger.Ping(ctx)
 	}
 	return nil
 }
 
 func (bc *backendConn) ResetSession(ctx context.Context) error {
-	if r, ok := bc.Conn.(driver.SessionResetter); ok {
-		return r.ResetSession(ctx)
+	if bc.resetter != nil {
+		return bc.resetter.ResetSession(ctx)
 	}
 	return nil
 }
@@ -205,8 +230,8 @@ func (bc *backendConn) IsValid() bool {
 	if bc.stale {
 		return false
 	}
-	if v, ok := bc.Conn.(driver.Validator); ok {
-		return v.IsValid()
+	if bc.validator != nil {
+		return bc.validator.IsValid()
 	}
 	return true
 }
@@ -234,8 +259,11 @@ type stmtCache struct {
 type cachedStmt struct {
 	query string
 	stmt  driver.Stmt
-	used  uint64 // the cache's clock at its last use
-	live  bool   // false once evicted, dropped or closed
+	// stmt's context methods, asserted once (nil: it has not got them)
+	execer  driver.StmtExecContext
+	queryer driver.StmtQueryContext
+	used    uint64 // the cache's clock at its last use
+	live    bool   // false once evicted, dropped or closed
 }
 
 func newStmtCache(size int, stats *stmtStats) *stmtCache {
@@ -308,8 +336,24 @@ func (c *stmtCache) put(query string, st driver.Stmt) *cachedStmt {
 	}
 	c.clock++
 	cs := &cachedStmt{query: query, stmt: st, used: c.clock, live: true}
+	cs.execer, _ = st.(driver.StmtExecContext)
+	cs.queryer, _ = st.(driver.StmtQueryContext)
 	c.m[query] = cs
 	return cs
+}
+
+func (cs *cachedStmt) exec(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
+	if cs.execer != nil {
+		return cs.execer.ExecContext(ctx, args)
+	}
+	return stmtExec(ctx, cs.stmt, args)
+}
+
+func (cs *cachedStmt) queryRows(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
+	if cs.queryer != nil {
+		return cs.queryer.QueryContext(ctx, args)
+	}
+	return stmtQuery(ctx, cs.stmt, args)
 }
 
 // drop removes and closes a statement that failed.

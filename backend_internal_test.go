@@ -40,7 +40,8 @@ func (s *countedStmt) Close() error { s.c.open--; return nil }
 func TestStmtCacheFull(t *testing.T) {
 	stats := &stmtStats{}
 	lc := &limitedConn{limit: 4}
-	bc := &backendConn{Conn: lc, stmts: newStmtCache(16, stats)}
+	bc := newBackendConn(lc, nil)
+	bc.stmts = newStmtCache(16, stats)
 	ctx := context.Background()
 	for i := range 10 {
 		_, err := bc.cached(ctx, fmt.Sprintf("SELECT %d", i), nil)
@@ -62,7 +63,8 @@ func TestStmtCacheRemembered(t *testing.T) {
 	ctx := context.Background()
 	stats := &stmtStats{}
 	lc := &limitedConn{limit: 100}
-	bc := &backendConn{Conn: lc, stmts: newStmtCache(2, stats)}
+	bc := newBackendConn(lc, nil)
+	bc.stmts = newStmtCache(2, stats)
 	ps := &stmt{q: "SELECT 1"}
 	first, err := bc.cached(ctx, ps.q, ps)
 	require.NoError(t, err)
@@ -91,7 +93,8 @@ func TestStmtCacheRemembered(t *testing.T) {
 	assert.Equal(t, uint64(5), stats.misses.Load())
 
 	// On another connection the statement is that connection's own.
-	other := &backendConn{Conn: &limitedConn{limit: 100}, stmts: newStmtCache(2, stats)}
+	other := newBackendConn(&limitedConn{limit: 100}, nil)
+	other.stmts = newStmtCache(2, stats)
 	there, err := other.cached(ctx, ps.q, ps)
 	require.NoError(t, err)
 	assert.True(t, ps.bc == other, "the statement now remembers the other connection")

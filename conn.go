@@ -287,7 +287,8 @@ func (c *conn) sessionErr(err error, d router.Decision, q string) error {
 func (c *conn) lost(string) error { return driver.ErrBadConn }
 
 // applyEffects updates the session state after a statement succeeded on
-// the pinned connection.
+// the pinned connection. Without effects it would change nothing (what
+// opened the transaction armed its guard), and runOn does not call it.
 func (c *conn) applyEffects(e router.Effect) {
 	if e.Has(router.Pin) {
 		c.dirty = true
@@ -453,7 +454,7 @@ func (c *conn) statement(ctx context.Context, q string, args []driver.NamedValue
 	}
 	c.ran, c.waited, c.retried = nil, 0, false
 	err := c.route(ctx, q, ps, r)
-	if err == nil {
+	if err == nil && c.guard != nil {
 		err = c.enterGuard(q)
 	}
 	var out outcome
@@ -467,7 +468,9 @@ func (c *conn) statement(ctx context.Context, q string, args []driver.NamedValue
 			out, b, held, err = c.runOn(ctx, r, q, do)
 		}
 	}
-	c.leaveGuard()
+	if c.guard != nil {
+		c.leaveGuard()
+	}
 	took := monotonic() - start
 	if c.ran != nil {
 		c.ran.meters.latency(r.cls.Kind, took)
@@ -567,7 +570,9 @@ func (c *conn) runOn(ctx context.Context, r *routed, q string, do work) (outcome
 				return out, b, b != nil, err
 			}
 		} else {
-			c.applyEffects(r.cls.Effect)
+			if r.cls.Effect != 0 {
+				c.applyEffects(r.cls.Effect)
+			}
 			return out, b, true, nil
 		}
 	}
@@ -705,7 +710,7 @@ func (c *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, e
 	}
 	c.checkHeld(ctx)
 	if c.sess != nil {
-		if v, ok := c.sess.dc.(driver.Validator); ok && !v.IsValid() {
+		if !validConn(c.sess.dc) {
 			if err := c.lose(); err != nil {
 				return nil, err // e.g. a transaction whose context ended killed it
 			}
@@ -876,16 +881,10 @@ func (c *conn) endTx(commit bool) error {
 func (c *conn) Ping(ctx context.Context) error {
 	c.checkHeld(ctx)
 	if c.sess != nil {
-		if p, ok := c.sess.dc.(driver.Pinger); ok {
-			return c.sessionErr(p.Ping(ctx), router.Decision{Reason: router.ReasonSessionPinned}, "PING")
-		}
-		return nil
+		return c.sessionErr(pingConn(ctx, c.sess.dc), router.Decision{Reason: router.ReasonSessionPinned}, "PING")
 	}
 	_, b, err := onNode(ctx, c.cl.primary(), router.Decision{}, "PING", nil, func(dc driver.Conn) (outcome, error) {
-		if p, ok := dc.(driver.Pinger); ok {
-			return outcome{}, p.Ping(ctx)
-		}
-		return outcome{}, nil
+		return outcome{}, pingConn(ctx, dc)
 	})
 	if err != nil {
 		return err
@@ -975,10 +974,8 @@ func (c *conn) ResetSession(ctx context.Context) error {
 	}
 	// The held connection gets go-sql-driver's own check before reuse (a
 	// stale connection the server closed: wait_timeout, a restart).
-	if r, ok := c.sess.dc.(driver.SessionResetter); ok {
-		if err := r.ResetSession(ctx); err != nil {
-			return c.lose()
-		}
+	if err := resetConn(ctx, c.sess.dc); err != nil {
+		return c.lose()
 	}
 	return nil
 }
@@ -987,17 +984,19 @@ func (c *conn) ResetSession(ctx context.Context) error {
 // liveness check ResetSession left for its first use; a dead one is
 // dropped (lose) and the statement goes to a fresh connection.
 func (c *conn) checkHeld(ctx context.Context) {
-	if !c.unchecked {
-		return
+	if c.unchecked {
+		c.recheck(ctx)
 	}
+}
+
+// recheck is checkHeld's check.
+func (c *conn) recheck(ctx context.Context) {
 	c.unchecked = false
 	if c.sess == nil {
 		return
 	}
-	if r, ok := c.sess.dc.(driver.SessionResetter); ok {
-		if err := r.ResetSession(ctx); err != nil {
-			_ = c.lose() // no state: never an error
-		}
+	if err := resetConn(ctx, c.sess.dc); err != nil {
+		_ = c.lose() // no state: never an error
 	}
 }
 

@@ -175,6 +175,9 @@ func prepare(ctx context.Context, dc driver.Conn, query string) (driver.Stmt, er
 }
 
 func beginTx(ctx context.Context, dc driver.Conn, opts driver.TxOptions) (driver.Tx, error) {
+	if bc, ok := dc.(*backendConn); ok && bc.beginner != nil {
+		return bc.beginner.BeginTx(ctx, opts)
+	}
 	if b, ok := dc.(driver.ConnBeginTx); ok {
 		return b.BeginTx(ctx, opts)
 	}
@@ -182,6 +185,39 @@ func beginTx(ctx context.Context, dc driver.Conn, opts driver.TxOptions) (driver
 		return nil, errors.New("rwshard: the backend driver does not support transaction options")
 	}
 	return dc.Begin() //nolint:staticcheck // fallback for drivers without BeginTx
+}
+
+// validConn, pingConn and resetConn call dc's optional Validator, Pinger
+// and SessionResetter (none: valid, nothing to do); on rwshard's own
+// backend connections without a runtime interface lookup.
+func validConn(dc driver.Conn) bool {
+	if bc, ok := dc.(*backendConn); ok {
+		return bc.IsValid()
+	}
+	if v, ok := dc.(driver.Validator); ok {
+		return v.IsValid()
+	}
+	return true
+}
+
+func pingConn(ctx context.Context, dc driver.Conn) error {
+	if bc, ok := dc.(*backendConn); ok {
+		return bc.Ping(ctx)
+	}
+	if p, ok := dc.(driver.Pinger); ok {
+		return p.Ping(ctx)
+	}
+	return nil
+}
+
+func resetConn(ctx context.Context, dc driver.Conn) error {
+	if bc, ok := dc.(*backendConn); ok {
+		return bc.ResetSession(ctx)
+	}
+	if r, ok := dc.(driver.SessionResetter); ok {
+		return r.ResetSession(ctx)
+	}
+	return nil
 }
 
 // values turns named values into positional ones for pre-Go 1.8 drivers.
@@ -240,7 +276,7 @@ func query(ctx context.Context, dc driver.Conn, q string, args []driver.NamedVal
 		if err != nil {
 			return nil, nil, err
 		}
-		rows, err = stmtQuery(ctx, cst, args)
+		rows, err = cst.queryRows(ctx, args)
 		if staleStmt(err) {
 			bc.stmts.drop(q)
 		}
@@ -298,7 +334,7 @@ func exec(ctx context.Context, dc driver.Conn, q string, args []driver.NamedValu
 		if err != nil {
 			return nil, err
 		}
-		res, err = stmtExec(ctx, cst, args)
+		res, err = cst.exec(ctx, args)
 		if staleStmt(err) {
 			bc.stmts.drop(q)
 		}

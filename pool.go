@@ -173,11 +173,9 @@ func (p *connPool) reset(ctx context.Context, pc *poolConn) error {
 	if !pc.used {
 		return nil
 	}
-	if r, ok := pc.dc.(driver.SessionResetter); ok {
-		if err := r.ResetSession(ctx); err != nil {
-			p.discard(pc)
-			return err
-		}
+	if err := resetConn(ctx, pc.dc); err != nil {
+		p.discard(pc)
+		return err
 	}
 	return nil
 }
@@ -189,7 +187,7 @@ func (p *connPool) expired(pc *poolConn, now time.Time) bool {
 // put returns a checked-out connection; discard closes it instead.
 func (p *connPool) put(pc *poolConn, discard bool) {
 	if !discard {
-		if v, ok := pc.dc.(driver.Validator); ok && !v.IsValid() {
+		if !validConn(pc.dc) {
 			discard = true
 		}
 	}
