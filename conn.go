@@ -227,6 +227,11 @@ func (c *conn) classify(q string, ps *stmt, cls *router.Class) error {
 		*cls = ps.cls
 		return nil
 	}
+	return c.classifyText(q, ps, cls)
+}
+
+// classifyText asks the classifier.
+func (c *conn) classifyText(q string, ps *stmt, cls *router.Class) error {
 	var err error
 	if *cls, err = c.cl.classifier.Classify(q); err == nil && ps != nil {
 		ps.cls, ps.classified = *cls, true
@@ -323,7 +328,14 @@ func (c *conn) applyEffects(e router.Effect) {
 // it goes back at once, so that idle logical connections cannot hold
 // every connection of the bound and leave a busy one waiting for ever.
 func (c *conn) unpin() {
-	if c.sess == nil || c.keep() || c.cl.isPrimary(c.sess.node) && !c.sess.node.bounded() {
+	if c.sess != nil && !c.keep() {
+		c.unpinIdle()
+	}
+}
+
+// unpinIdle is unpin for a held connection that nothing keeps.
+func (c *conn) unpinIdle() {
+	if c.cl.isPrimary(c.sess.node) && !c.sess.node.bounded() {
 		return
 	}
 	c.sess.release(false)

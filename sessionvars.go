@@ -63,11 +63,10 @@ func (v sessionVars) value(name string) (string, bool) {
 // dc already has them (the common case: one string comparison). A failed
 // SET leaves dc's state unknown: dc is discarded when released.
 func applyVars(ctx context.Context, dc driver.Conn, want *sessionVars) error {
-	bc, ok := dc.(*backendConn)
-	if !ok || want == nil || bc.vars.key == want.key {
-		return nil
+	if bc, ok := dc.(*backendConn); ok && want != nil && bc.vars.key != want.key {
+		return bc.setVars(ctx, want)
 	}
-	return bc.setVars(ctx, want)
+	return nil
 }
 
 // setVars is applyVars' SET, for a connection whose settings differ.
