@@ -172,51 +172,79 @@ func (c *conn) route(ctx context.Context, q string, ps *stmt, r *routed) error {
 	if err := c.classify(q, ps, &r.cls); err != nil {
 		return hintErr(q, err)
 	}
-	cls, d, h := &r.cls, &r.d, &r.h
-	if cls.Effect == router.Pin && cls.Statements == 1 {
-		if router.PrimaryOnlySet(q) {
-			cls.Effect = router.PrimaryState
-		} else if c.cl.replay && !c.dirty {
-			if _, ok := router.ReplayableSet(q); ok {
-				cls.Effect = router.ReplayState
-			}
-		}
+	// The uncommon cases are calls, so that the common path's code stays
+	// compact: it is cold at every statement on cores the servers share.
+	if r.cls.Effect == router.Pin && r.cls.Statements == 1 {
+		c.settleSet(q, &r.cls)
 	}
 	st := router.State{InTx: c.inTx(), Pinned: c.dirty}
 	if ch, ok := hint.FromContext(ctx); ok {
-		*h = hint.Merge(ch, cls.Hint)
-		*d = router.Decide(*cls, *h, st)
+		decideHinted(ch, r, st)
 	} else {
-		*h = cls.Hint
+		r.h = r.cls.Hint
 		if ps != nil {
-			*d = ps.decide(cls, st)
+			r.d = ps.decide(&r.cls, st)
 		} else {
-			*d = router.Decide(*cls, *h, st)
+			r.d = router.Decide(r.cls, r.h, st)
 		}
 	}
-	if d.Target == router.ToReplica && (len(cls.Functions) > 0 && !c.cl.replicaSafe(cls.Functions) || c.cl.isPrimaryOnly(q)) {
-		*d = router.Decision{Target: router.ToPrimary, Reason: router.ReasonStoredFunction}
+	if r.d.Target == router.ToReplica {
+		c.routeRead(q, r)
 	}
-	if d.Target == router.ToReplica && h.Pool == "" && cls.Tag > 0 {
-		// A pool rule (Config.PoolRules), decided with the
-		// classification: only for a read bound for a replica that names
-		// no pool itself.
+	if r.h.Route == hint.NodeOnly && r.d.Pin {
+		if err := c.refuseNodeHint(q, r); err != nil {
+			return err
+		}
+	}
+	if r.cls.Effect == router.PrimaryState && !r.d.Pin && r.d.Target == router.ToPrimary {
+		r.d.Pin = true // it runs on the held primary connection (see onSession)
+	}
+	return nil
+}
+
+// settleSet tells apart the session statements (router.Pin) that need no
+// pinning: a SET only primary statements see (PrimaryState), or one
+// replayed on every backend connection (ReplayState).
+func (c *conn) settleSet(q string, cls *router.Class) {
+	if router.PrimaryOnlySet(q) {
+		cls.Effect = router.PrimaryState
+	} else if c.cl.replay && !c.dirty {
+		if _, ok := router.ReplayableSet(q); ok {
+			cls.Effect = router.ReplayState
+		}
+	}
+}
+
+// decideHinted decides for a statement whose context carries a hint.
+func decideHinted(ch hint.Hint, r *routed, st router.State) {
+	r.h = hint.Merge(ch, r.cls.Hint)
+	r.d = router.Decide(r.cls, r.h, st)
+}
+
+// routeRead applies what else decides a read bound for a replica: a
+// stored function or a primary-only table sends it to the primary; a pool
+// rule (Config.PoolRules), decided with the classification, picks its
+// pool when it names none itself.
+func (c *conn) routeRead(q string, r *routed) {
+	cls, d, h := &r.cls, &r.d, &r.h
+	if len(cls.Functions) > 0 && !c.cl.replicaSafe(cls.Functions) || c.cl.isPrimaryOnly(q) {
+		*d = router.Decision{Target: router.ToPrimary, Reason: router.ReasonStoredFunction}
+		return
+	}
+	if h.Pool == "" && cls.Tag > 0 {
 		c.rule = c.cl.poolRule(*cls)
 		if c.rule > 0 {
 			h.Pool = c.cl.cfg.rules[c.rule-1].pool
 		}
 	}
-	if h.Route == hint.NodeOnly && d.Pin {
-		// A session statement goes to the primary connection it pins; a
-		// node hint aiming it elsewhere is refused, not ignored.
-		if _, err := c.cl.namedNode(*cls, router.Decision{Target: router.ToNode, Node: h.Node, Reason: router.ReasonHintNode}, q); err != nil {
-			return err
-		}
-	}
-	if cls.Effect == router.PrimaryState && !d.Pin && d.Target == router.ToPrimary {
-		d.Pin = true // it runs on the held primary connection (see onSession)
-	}
-	return nil
+}
+
+// refuseNodeHint refuses a node hint on a statement that pins: it goes to
+// the primary connection it pins, and a hint aiming it elsewhere is
+// refused, not ignored.
+func (c *conn) refuseNodeHint(q string, r *routed) error {
+	_, err := c.cl.namedNode(r.cls, router.Decision{Target: router.ToNode, Node: r.h.Node, Reason: router.ReasonHintNode}, q)
+	return err
 }
 
 // classify puts the classifier's answer for q into cls; ps, the caller's
