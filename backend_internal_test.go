@@ -56,6 +56,33 @@ func TestStmtCacheFull(t *testing.T) {
 	assert.Equal(t, lc.open, bc.stmts.len(), "every statement the server holds is in the cache")
 }
 
+// The cache evicts the least recently used statement, not the first
+// prepared; when the server is full it gives back the older half by use.
+func TestStmtCacheEvictsLeastRecentlyUsed(t *testing.T) {
+	lc := &limitedConn{limit: 100}
+	bc := newBackendConn(lc, nil)
+	bc.stmts = newStmtCache(3, &stmtStats{})
+	ctx := context.Background()
+	use := func(qs ...string) {
+		for _, q := range qs {
+			_, err := bc.cached(ctx, q, nil)
+			require.NoError(t, err, q)
+		}
+	}
+	cachedNow := func(q string) bool { _, ok := bc.stmts.m[q]; return ok }
+	use("SELECT 1", "SELECT 2", "SELECT 3", "SELECT 1") // SELECT 2 is now the least recent
+	use("SELECT 4")
+	assert.False(t, cachedNow("SELECT 2"), "the least recently used statement is evicted")
+	for _, q := range []string{"SELECT 1", "SELECT 3", "SELECT 4"} {
+		assert.True(t, cachedNow(q), q)
+	}
+	use("SELECT 3", "SELECT 1") // by use: 4, 3, 1
+	require.True(t, bc.stmts.shrink())
+	assert.Equal(t, 2, bc.stmts.len())
+	assert.False(t, cachedNow("SELECT 4"), "shrink gives back the least recently used first")
+	assert.Equal(t, 2, lc.open, "evicted statements are closed on the server")
+}
+
 // A prepared statement remembers its cache entry on the connection it
 // last ran on (no lookup by text next time), and never uses an entry the
 // cache has closed since (evicted, dropped) or one of another connection.

@@ -12,6 +12,7 @@ import (
 	"github.com/rwshard/rwshard/internal/assert"
 	"github.com/rwshard/rwshard/internal/require"
 
+	"github.com/rwshard/rwshard"
 	"github.com/rwshard/rwshard/hint"
 	"github.com/rwshard/rwshard/internal/lab/labtest"
 )
@@ -306,6 +307,45 @@ func TestLabPreparedReuse(t *testing.T) {
 	// Two statements, each prepared once on each replica's connection.
 	assert.LessOrEqual(t, p1-p0, int64(4), "statements were prepared again per execution")
 	assert.GreaterOrEqual(t, p1-p0, int64(2))
+}
+
+// One prepared statement, used as go-tpc and most applications use one
+// (prepared once on a *sql.Conn, run in autocommit, inside a transaction
+// open on that connection, and after it, with and without a context
+// hint), runs where its text would every time: the statement remembers
+// its routing decision per connection state. As the user with GRANT ALL
+// ON app.* only; each answer is the server's own @@server_id.
+func TestLabPreparedStatementFollowsState(t *testing.T) {
+	l := rwLab.Get(t)
+	ctx := labtest.Ctx(t, time.Minute)
+	db := openWithT(t, rwshard.DriverName, labtest.PlainDSN(l, ""))
+	labtest.WaitReady(t, db)
+	conn, err := db.Conn(ctx)
+	require.NoError(t, err)
+	defer conn.Close()
+	read, err := conn.PrepareContext(ctx, "SELECT @@server_id FROM DUAL WHERE ? = 1")
+	require.NoError(t, err)
+	locking, err := conn.PrepareContext(ctx, "SELECT @@server_id FROM DUAL WHERE ? = 1 FOR UPDATE")
+	require.NoError(t, err)
+	on := func(ctx context.Context, st *sql.Stmt) string {
+		t.Helper()
+		var id int64
+		require.NoError(t, st.QueryRowContext(ctx, 1).Scan(&id))
+		return l.NodeByServerID(id)
+	}
+	primary := l.Primary().Name
+	replica := func(name string) bool { return name != primary && name != "" }
+	for round := range 2 {
+		assert.True(t, replica(on(ctx, read)), "round %d: a read in autocommit", round)
+		assert.Equal(t, primary, on(hint.Primary(ctx), read), "round %d: hinted to the primary", round)
+		assert.True(t, replica(on(ctx, read)), "round %d: the hint does not stay", round)
+		assert.Equal(t, primary, on(ctx, locking), "round %d: a locking read", round)
+		tx, err := conn.BeginTx(ctx, nil)
+		require.NoError(t, err)
+		assert.Equal(t, primary, on(ctx, read), "round %d: in a transaction", round)
+		assert.Equal(t, primary, on(hint.Replica(ctx), read), "round %d: a hint cannot take it out of the transaction", round)
+		require.NoError(t, tx.Commit())
+	}
 }
 
 // A million-row result streams: the live heap does not grow with the rows.

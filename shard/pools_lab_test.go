@@ -22,9 +22,7 @@ import (
 // nothing more.
 func labPoolRules(t *testing.T, l *lab.Lab) *shard.Rules {
 	t.Helper()
-	dsn := func(n *lab.Node) string {
-		return fmt.Sprintf("%q", fmt.Sprintf("%s:%s@tcp(%s)/%s", lab.PlainUser, lab.PlainPassword, n.Addr(), lab.AppDatabase))
-	}
+	dsn := func(n *lab.Node) string { return fmt.Sprintf("%q", labtest.PlainNodeDSN(n)) }
 	var sources string
 	for _, g := range l.Groups {
 		require.Len(t, g.Replicas(), 2, g.Name)

@@ -48,9 +48,12 @@ func RulesFile(t testing.TB, l *lab.Lab) string {
 // has GRANT ALL ON app.* and nothing more.
 func PlainRulesFile(t testing.TB, l *lab.Lab) string {
 	t.Helper()
-	return rulesFile(t, l, func(n *lab.Node) string {
-		return fmt.Sprintf("%s:%s@tcp(%s)/%s", lab.PlainUser, lab.PlainPassword, n.Addr(), lab.AppDatabase)
-	})
+	return rulesFile(t, l, PlainNodeDSN)
+}
+
+// PlainNodeDSN is a go-sql-driver DSN of node n as lab.PlainUser.
+func PlainNodeDSN(n *lab.Node) string {
+	return fmt.Sprintf("%s:%s@tcp(%s)/%s", lab.PlainUser, lab.PlainPassword, n.Addr(), lab.AppDatabase)
 }
 
 func rulesFile(t testing.TB, l *lab.Lab, dsn func(*lab.Node) string) string {
