@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rwshard/rwshard/health"
@@ -55,14 +56,31 @@ type sessionPart struct {
 
 type sessionKey struct{}
 
+// sessionsMade is set before the first context carrying a session is
+// made: until then SessionFrom answers nil without walking the context's
+// chain, which it otherwise does for every write (as hint.FromContext
+// does for every statement).
+var sessionsMade atomic.Bool
+
+// withSession is the one place a session is put into a context.
+func withSession(ctx context.Context, s *Session) context.Context {
+	if !sessionsMade.Load() { // a store only once: the flag is read everywhere
+		sessionsMade.Store(true)
+	}
+	return context.WithValue(ctx, sessionKey{}, s)
+}
+
 // WithSession returns a context carrying a new session. Statements run with
 // that context (or one derived from it) belong to the session.
 func WithSession(ctx context.Context) context.Context {
-	return context.WithValue(ctx, sessionKey{}, &Session{})
+	return withSession(ctx, &Session{})
 }
 
 // SessionFrom returns the session ctx carries, or nil.
 func SessionFrom(ctx context.Context) *Session {
+	if !sessionsMade.Load() {
+		return nil
+	}
 	s, _ := ctx.Value(sessionKey{}).(*Session)
 	return s
 }
@@ -76,7 +94,7 @@ func ResumeSession(ctx context.Context, token string) (context.Context, error) {
 	if err != nil {
 		return ctx, err
 	}
-	return context.WithValue(ctx, sessionKey{}, s), nil
+	return withSession(ctx, s), nil
 }
 
 // wroteOn records a write on cluster name acknowledged at t, with its
@@ -266,7 +284,7 @@ func (c *Connector) ResumeSession(ctx context.Context, token string) (context.Co
 	if err != nil {
 		return ctx, err
 	}
-	return context.WithValue(ctx, sessionKey{}, s), nil
+	return withSession(ctx, s), nil
 }
 
 // parseToken reads a token; with a key it must carry that key's MAC.

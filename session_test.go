@@ -11,6 +11,7 @@ import (
 	"github.com/rwshard/rwshard/health"
 	"github.com/rwshard/rwshard/internal/assert"
 	"github.com/rwshard/rwshard/internal/require"
+	"github.com/rwshard/rwshard/internal/testproc"
 )
 
 func keyedConnector(t *testing.T, key []byte) *Connector {
@@ -304,4 +305,37 @@ func FuzzParseToken(f *testing.F) {
 func lastOn(s *Session, name string) (time.Time, health.GTIDSet) {
 	t, g, _ := s.rule(name)
 	return t, g
+}
+
+type otherKey struct{}
+
+// TestSessionFromFirstSession checks, in a fresh process per way of
+// making one, that the first session context a program makes is found:
+// SessionFrom skips the context lookup until one has been made
+// (sessionsMade).
+func TestSessionFromFirstSession(t *testing.T) {
+	v := testproc.Variant()
+	if v == "" {
+		testproc.Each(t, "WithSession", "ResumeSession", "Connector.ResumeSession")
+		return
+	}
+	outer := context.WithValue(context.Background(), otherKey{}, 1)
+	assert.Nil(t, SessionFrom(outer), "no session yet")
+	assert.False(t, sessionsMade.Load(), "a fresh process has made no session context")
+	var ctx context.Context
+	var err error
+	switch v {
+	case "WithSession":
+		ctx = WithSession(outer)
+	case "ResumeSession":
+		ctx, err = ResumeSession(outer, (&Session{}).Token())
+	case "Connector.ResumeSession":
+		key := []byte("0123456789abcdef0123456789abcdef")
+		c := keyedConnector(t, key)
+		ctx, err = c.ResumeSession(outer, c.SessionToken(&Session{}))
+	}
+	require.NoError(t, err)
+	ctx = context.WithValue(ctx, otherKey{}, 2) // under another layer
+	assert.NotNil(t, SessionFrom(ctx), "%s: the first session is found", v)
+	assert.Nil(t, SessionFrom(outer), "the context without it still has none")
 }

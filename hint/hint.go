@@ -2,6 +2,7 @@ package hint
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 )
 
@@ -74,17 +75,36 @@ func Merge(a, b Hint) Hint {
 // ctxKey is the unexported key under which a Hint rides in a context.
 type ctxKey struct{}
 
+// made is set before the first context carrying a hint is made. Until
+// then no context can carry one, and FromContext answers without walking
+// the context's chain, which it otherwise does for every statement: most
+// programs never set a context hint. A context reaches another goroutine
+// only through an operation that synchronizes, after which that goroutine
+// sees the flag set.
+var made atomic.Bool
+
 // FromContext returns the hint carried by ctx. Without one it returns the
 // zero Hint and false: the router decides alone.
 func FromContext(ctx context.Context) (Hint, bool) {
+	if !made.Load() {
+		return Hint{}, false
+	}
 	h, ok := ctx.Value(ctxKey{}).(Hint)
 	return h, ok
+}
+
+// newContext is the one place a hint is put into a context.
+func newContext(ctx context.Context, h Hint) context.Context {
+	if !made.Load() { // a store only once: the flag is read everywhere
+		made.Store(true)
+	}
+	return context.WithValue(ctx, ctxKey{}, h)
 }
 
 func with(ctx context.Context, f func(*Hint)) context.Context {
 	h, _ := FromContext(ctx)
 	f(&h)
-	return context.WithValue(ctx, ctxKey{}, h)
+	return newContext(ctx, h)
 }
 
 // Primary returns a context whose statements run on the primary.
@@ -122,5 +142,5 @@ func Pool(ctx context.Context, name string) context.Context {
 // carries: the sharding module hands a statement's merged hint (context
 // and comment) to the connection of each shard this way.
 func NewContext(ctx context.Context, h Hint) context.Context {
-	return context.WithValue(ctx, ctxKey{}, h)
+	return newContext(ctx, h)
 }

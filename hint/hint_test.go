@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/rwshard/rwshard/internal/assert"
+	"github.com/rwshard/rwshard/internal/testproc"
 )
 
 func TestContextHints(t *testing.T) {
@@ -136,4 +137,43 @@ func BenchmarkFromContext(b *testing.B) {
 			b.Fatal(h)
 		}
 	}
+}
+
+type otherKey struct{}
+
+// TestFromContextFirstHint checks, in a fresh process per constructor,
+// that the first context hint a program makes is found: FromContext skips
+// the context lookup until a hint has been made (made).
+func TestFromContextFirstHint(t *testing.T) {
+	want := map[string]Hint{
+		"Primary":    {Route: PrimaryOnly},
+		"Replica":    {Route: ReplicaOK},
+		"Node":       {Route: NodeOnly, Node: "replica2"},
+		"MaxLag":     {MaxLag: time.Second},
+		"Pool":       {Pool: "reports"},
+		"NewContext": {Route: PrimaryOnly, Pool: "p"},
+	}
+	ctors := map[string]func(context.Context) context.Context{
+		"Primary":    Primary,
+		"Replica":    Replica,
+		"Node":       func(ctx context.Context) context.Context { return Node(ctx, "replica2") },
+		"MaxLag":     func(ctx context.Context) context.Context { return MaxLag(ctx, time.Second) },
+		"Pool":       func(ctx context.Context) context.Context { return Pool(ctx, "reports") },
+		"NewContext": func(ctx context.Context) context.Context { return NewContext(ctx, want["NewContext"]) },
+	}
+	v := testproc.Variant()
+	if v == "" {
+		testproc.Each(t, "Primary", "Replica", "Node", "MaxLag", "Pool", "NewContext")
+		return
+	}
+	outer := context.WithValue(context.Background(), otherKey{}, 1)
+	_, ok := FromContext(outer)
+	assert.False(t, ok, "no hint yet")
+	assert.False(t, made.Load(), "a fresh process has made no hint")
+	ctx := context.WithValue(ctors[v](outer), otherKey{}, 2) // under another layer
+	h, ok := FromContext(ctx)
+	assert.True(t, ok, "%s: the first hint is found", v)
+	assert.Equal(t, want[v], h, v)
+	_, ok = FromContext(outer)
+	assert.False(t, ok, "the context without it still has none")
 }

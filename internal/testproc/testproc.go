@@ -1,0 +1,32 @@
+// Package testproc runs a test again in fresh processes of its own test
+// binary, for what only a process's first moments show: package state
+// that nothing has touched yet (a flag set by the first use of an API).
+package testproc
+
+import (
+	"os"
+	"os/exec"
+	"regexp"
+	"testing"
+)
+
+// envKey carries the variant a child process runs.
+const envKey = "RWSHARD_TESTPROC_VARIANT"
+
+// Variant is the variant this process was started for by Each; "" in
+// the parent (an ordinary test run).
+func Variant() string { return os.Getenv(envKey) }
+
+// Each runs t's test binary again once per variant, each running only
+// t's test with Variant() returning that variant, and fails t for every
+// child that fails, with the child's output.
+func Each(t *testing.T, variants ...string) {
+	t.Helper()
+	for _, v := range variants {
+		cmd := exec.Command(os.Args[0], "-test.run=^"+regexp.QuoteMeta(t.Name())+"$", "-test.count=1")
+		cmd.Env = append(os.Environ(), envKey+"="+v)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("variant %s in a fresh process: %v\n%s", v, err, out)
+		}
+	}
+}
