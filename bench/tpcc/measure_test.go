@@ -24,9 +24,35 @@ import (
 // transaction: go-tpc's own work, database/sql, the driver, and for
 // rwshard its routing and health probes.
 func cpuTime() time.Duration {
+	u, k := cpuSplit()
+	return u + k
+}
+
+// cpuSplit is cpuTime's two parts: user space (go-tpc, database/sql,
+// the drivers, rwshard) and the kernel (the sockets' system calls, and
+// the wakeups they cause).
+func cpuSplit() (user, kernel time.Duration) {
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return time.Duration(ru.Utime.Nano()), time.Duration(ru.Stime.Nano())
+}
+
+// syscalls is this process's read and write system calls so far
+// (/proc/self/io syscr + syscw; 0 where unreadable): the same per
+// transaction on both sides means the same socket traffic.
+func syscalls() int64 {
+	b, err := os.ReadFile("/proc/self/io")
+	if err != nil {
+		return 0
+	}
+	var n int64
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) == 2 && (f[0] == "syscr:" || f[0] == "syscw:") {
+			v, _ := strconv.ParseInt(f[1], 10, 64)
+			n += v
+		}
+	}
+	return n
 }
 
 // loadAvg is the first three fields of /proc/loadavg, to show how busy

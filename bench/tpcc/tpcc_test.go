@@ -262,15 +262,19 @@ func eachThread(n int, w interface {
 
 // tpccResult is one run of one side.
 type tpccResult struct {
-	side       string
-	wall, cpu  time.Duration
-	primaryCPU time.Duration   // the primary server's CPU over the run (and its replication to the replicas)
-	txns, errs int64           // Run calls, and those that returned an error
-	panics     int             // threads that panicked (go-tpc panics when a Prepare fails)
-	lat        []time.Duration // every Run's latency, sorted
-	sum        goTPCSummary
-	errSamples map[string]int
-	where      string // rwshard: where its statements went
+	side      string
+	wall, cpu time.Duration
+	// cpu's parts, user space and kernel, and the run's read and write
+	// system calls (see cpuSplit, syscalls)
+	user, kernel time.Duration
+	syscalls     int64
+	primaryCPU   time.Duration   // the primary server's CPU over the run (and its replication to the replicas)
+	txns, errs   int64           // Run calls, and those that returned an error
+	panics       int             // threads that panicked (go-tpc panics when a Prepare fails)
+	lat          []time.Duration // every Run's latency, sorted
+	sum          goTPCSummary
+	errSamples   map[string]int
+	where        string // rwshard: where its statements went
 	// rwshard: statements it sent to the replicas, and read-only
 	// refusals (1290, 1836) the replicas returned.
 	replicaStmts, refusals uint64
@@ -281,11 +285,14 @@ func (r tpccResult) tpmC() float64 {
 	return float64(r.sum.Ops[newOrder].Count) / r.wall.Minutes()
 }
 
-func (r tpccResult) cpuPerTxn() time.Duration {
+func (r tpccResult) cpuPerTxn() time.Duration { return r.perTxn(r.cpu) }
+
+// perTxn is d per transaction of the run.
+func (r tpccResult) perTxn(d time.Duration) time.Duration {
 	if r.txns == 0 {
 		return 0
 	}
-	return r.cpu / time.Duration(r.txns)
+	return d / time.Duration(r.txns)
 }
 
 // cpuPerPrimaryCPU is the client's CPU over the primary server's in the
@@ -333,7 +340,8 @@ func runTPCC(t *testing.T, l *lab.Lab, side string, d time.Duration) tpccResult 
 	samples := map[string]int{}
 	var wg sync.WaitGroup
 	stop := profile(t, side)
-	cpu0 := cpuTime()
+	user0, kernel0 := cpuSplit()
+	sys0 := syscalls()
 	start := time.Now()
 	deadline := start.Add(d)
 	for i := range n {
@@ -368,7 +376,9 @@ func runTPCC(t *testing.T, l *lab.Lab, side string, d time.Duration) tpccResult 
 		})
 	}
 	wg.Wait()
-	r := tpccResult{side: side, wall: time.Since(start), cpu: cpuTime() - cpu0, errSamples: samples}
+	user, kernel := cpuSplit()
+	r := tpccResult{side: side, wall: time.Since(start), user: user - user0, kernel: kernel - kernel0, syscalls: syscalls() - sys0, errSamples: samples}
+	r.cpu = r.user + r.kernel
 	stop()
 	if side == viaRW {
 		r.where = whereTPCC(t, db)
@@ -425,12 +435,14 @@ func whereTPCC(t *testing.T, db *sql.DB) string {
 // the per-type latencies.
 func reportTPCC(t *testing.T, results map[string][]tpccResult) {
 	t.Helper()
-	var tpm, cpu, rel []float64
+	var tpm, cpu, rel, user, kernel []float64
 	for i := range results[direct] {
 		d, r := results[direct][i], results[viaRW][i]
 		tpm = append(tpm, r.tpmC()/d.tpmC())
 		cpu = append(cpu, float64(r.cpuPerTxn())/float64(d.cpuPerTxn()))
 		rel = append(rel, r.cpuPerPrimaryCPU()/d.cpuPerPrimaryCPU())
+		user = append(user, float64(r.perTxn(r.user))/float64(d.perTxn(d.user)))
+		kernel = append(kernel, float64(r.perTxn(r.kernel))/float64(d.perTxn(d.kernel)))
 		t.Logf("pair %d: tpmC direct %.1f, rwshard %.1f: ratio %.3f; CPU/txn direct %.0f µs, rwshard %.0f µs: ratio %.3f",
 			i+1, d.tpmC(), r.tpmC(), tpm[i], us(d.cpuPerTxn()), us(r.cpuPerTxn()), cpu[i])
 	}
@@ -455,6 +467,20 @@ func reportTPCC(t *testing.T, results map[string][]tpccResult) {
 	// this ratio varies far less from pair to pair than either. No target:
 	// the measure is the one above.
 	t.Logf("TPC-C client CPU per primary CPU rwshard/direct, median of %d pairs: %.3f (pairs %s; no target: a lower-noise view of the CPU per transaction)", len(rel), median(rel), fmtRatios(rel))
+	// The CPU per transaction's two parts: rwshard's own code runs in
+	// user space; the kernel's share is the sockets', the same system
+	// calls on both sides when the traffic is the same.
+	for _, side := range []string{direct, viaRW} {
+		var u, k, sc []float64
+		for _, r := range results[side] {
+			u = append(u, us(r.perTxn(r.user)))
+			k = append(k, us(r.perTxn(r.kernel)))
+			sc = append(sc, float64(r.syscalls)/float64(max(r.txns, 1)))
+		}
+		t.Logf("%-7s median CPU/txn in user space %.0f µs, in the kernel %.0f µs; read and write system calls per transaction %.2f", side, median(u), median(k), median(sc))
+	}
+	t.Logf("TPC-C client CPU per transaction rwshard/direct by part, median of %d pairs: user space %.3f (pairs %s), kernel %.3f (no target: the issue's measure is their sum)",
+		len(user), median(user), fmtRatios(user), median(kernel))
 	if len(cpu)%2 == 1 {
 		t.Logf("note: %d pairs: direct ran first in one pair more than rwshard; an even -tpcc.pairs balances the order", len(cpu))
 	}
