@@ -48,4 +48,4 @@ bench: mariadb
 	@if [ "$(TPCC)" != 0 ]; then $(MAKE) --no-print-directory bench-tpcc; fi
 
 bench-tpcc: mariadb
-	cd bench/tpcc && RWSHARD_LAB=require $(GO) test -tags tpcc -run 'TestTPCC|TestReadHeavy' -v -timeout 60m .
+	cd bench/tpcc && RWSHARD_LAB=require $(GO) test -tags tpcc -count=1 -run 'TestTPCC|TestReadHeavy' -v -timeout 60m .
