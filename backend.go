@@ -69,16 +69,13 @@ func (nc *nodeConnector) Driver() driver.Driver { return nc.inner.Driver() }
 // no lock.
 type backendConn struct {
 	driver.Conn
-	// The driver connection's optional interfaces, asserted once (nil:
-	// it has not got one): an assertion to an interface type is a
-	// runtime lookup, and some run on every statement.
-	checker   driver.NamedValueChecker
-	beginner  driver.ConnBeginTx
-	queryer   driver.QueryerContext
-	execer    driver.ExecerContext
-	pinger    driver.Pinger
-	resetter  driver.SessionResetter
-	validator driver.Validator
+	// The driver connection's optional interfaces that run on every
+	// statement (every argument, for the checker), asserted once (nil: it
+	// has not got one); the others are asserted where they are used, once
+	// per transaction or checkout.
+	checker driver.NamedValueChecker
+	queryer driver.QueryerContext
+	execer  driver.ExecerContext
 
 	stmts *stmtCache // nil: no caching
 	// net is the connection's socket (see dialer), to interrupt a
@@ -100,12 +97,8 @@ type backendConn struct {
 func newBackendConn(c driver.Conn, nc net.Conn) *backendConn {
 	bc := &backendConn{Conn: c, net: nc}
 	bc.checker, _ = c.(driver.NamedValueChecker)
-	bc.beginner, _ = c.(driver.ConnBeginTx)
 	bc.queryer, _ = c.(driver.QueryerContext)
 	bc.execer, _ = c.(driver.ExecerContext)
-	bc.pinger, _ = c.(driver.Pinger)
-	bc.resetter, _ = c.(driver.SessionResetter)
-	bc.validator, _ = c.(driver.Validator)
 	return bc
 }
 
@@ -192,9 +185,6 @@ func (bc *backendConn) PrepareContext(ctx context.Context, query string) (driver
 }
 
 func (bc *backendConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
-	if bc.beginner != nil {
-		return bc.beginner.BeginTx(ctx, opts)
-	}
 	return beginTx(ctx, bc.Conn, opts)
 }
 
@@ -213,27 +203,18 @@ func (bc *backendConn) ExecContext(ctx context.Context, query string, args []dri
 }
 
 func (bc *backendConn) Ping(ctx context.Context) error {
-	if bc.pinger != nil {
-		return bc.pinger.Ping(ctx)
-	}
-	return nil
+	return pingConn(ctx, bc.Conn)
 }
 
 func (bc *backendConn) ResetSession(ctx context.Context) error {
-	if bc.resetter != nil {
-		return bc.resetter.ResetSession(ctx)
-	}
-	return nil
+	return resetConn(ctx, bc.Conn)
 }
 
 func (bc *backendConn) IsValid() bool {
 	if bc.stale {
 		return false
 	}
-	if bc.validator != nil {
-		return bc.validator.IsValid()
-	}
-	return true
+	return validConn(bc.Conn)
 }
 
 func (bc *backendConn) CheckNamedValue(nv *driver.NamedValue) error {

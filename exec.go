@@ -175,9 +175,6 @@ func prepare(ctx context.Context, dc driver.Conn, query string) (driver.Stmt, er
 }
 
 func beginTx(ctx context.Context, dc driver.Conn, opts driver.TxOptions) (driver.Tx, error) {
-	if bc, ok := dc.(*backendConn); ok && bc.beginner != nil {
-		return bc.beginner.BeginTx(ctx, opts)
-	}
 	if b, ok := dc.(driver.ConnBeginTx); ok {
 		return b.BeginTx(ctx, opts)
 	}
@@ -188,22 +185,13 @@ func beginTx(ctx context.Context, dc driver.Conn, opts driver.TxOptions) (driver
 }
 
 // validConn, pingConn and resetConn call dc's optional Validator, Pinger
-// and SessionResetter (none: valid, nothing to do); on rwshard's own
-// backend connections without a runtime interface lookup.
+// and SessionResetter; without one, dc is valid and there is nothing to do.
 func validConn(dc driver.Conn) bool {
-	if bc, ok := dc.(*backendConn); ok {
-		return bc.IsValid()
-	}
-	if v, ok := dc.(driver.Validator); ok {
-		return v.IsValid()
-	}
-	return true
+	v, ok := dc.(driver.Validator)
+	return !ok || v.IsValid()
 }
 
 func pingConn(ctx context.Context, dc driver.Conn) error {
-	if bc, ok := dc.(*backendConn); ok {
-		return bc.Ping(ctx)
-	}
 	if p, ok := dc.(driver.Pinger); ok {
 		return p.Ping(ctx)
 	}
@@ -211,9 +199,6 @@ func pingConn(ctx context.Context, dc driver.Conn) error {
 }
 
 func resetConn(ctx context.Context, dc driver.Conn) error {
-	if bc, ok := dc.(*backendConn); ok {
-		return bc.ResetSession(ctx)
-	}
 	if r, ok := dc.(driver.SessionResetter); ok {
 		return r.ResetSession(ctx)
 	}
