@@ -73,7 +73,7 @@ func appStats(t testing.TB, n *lab.Node) map[string]int64 {
 		ptrs[i] = &vals[i]
 	}
 	err := n.Admin().QueryRow("SELECT "+strings.Join(appColumns, ", ")+
-		" FROM information_schema.USER_STATISTICS WHERE USER = ?", lab.AppUser).Scan(ptrs...)
+		" FROM information_schema.USER_STATISTICS WHERE USER = ?", appUser).Scan(ptrs...)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		t.Fatalf("%s: USER_STATISTICS: %v", n.Name, err)
 	}

@@ -42,12 +42,12 @@ func openSide(t testing.TB, l *lab.Lab, side, params string, clients int) *sql.D
 	var err error
 	switch side {
 	case direct:
-		db, err = sql.Open("mysql", l.Primary().DSN(params))
+		db, err = sql.Open("mysql", appDSN(l.Primary(), params))
 	case viaRW:
 		if *rwParams != "" {
 			params = strings.TrimPrefix(params+"&"+*rwParams, "&")
 		}
-		db, err = sql.Open(rwshard.DriverName, labtest.DSN(l, params))
+		db, err = sql.Open(rwshard.DriverName, labtest.PlainDSN(l, params))
 	default:
 		t.Fatalf("unknown side %q", side)
 	}
@@ -64,10 +64,26 @@ func openSide(t testing.TB, l *lab.Lab, side, params string, clients int) *sql.D
 	return db
 }
 
+// appUser is the application user every client of the benchmarks
+// connects as, on both sides: the one production most often gives an
+// application, with GRANT ALL ON app.* and nothing more (no REPLICA
+// MONITOR: rwshard's probes then read roles from read_only and lag from
+// GTID positions).
+const appUser = lab.PlainUser
+
+// appDSN is a go-sql-driver DSN of node n as appUser.
+func appDSN(n *lab.Node, params string) string {
+	dsn := labtest.PlainNodeDSN(n)
+	if params != "" {
+		dsn += "?" + params
+	}
+	return dsn
+}
+
 // nodeDB opens go-sql-driver/mysql to one node as the application user.
 func nodeDB(t testing.TB, n *lab.Node, params string) *sql.DB {
 	t.Helper()
-	db, err := sql.Open("mysql", n.DSN(params))
+	db, err := sql.Open("mysql", appDSN(n, params))
 	if err != nil {
 		t.Fatalf("%s: %v", n.Name, err)
 	}
