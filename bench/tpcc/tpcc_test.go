@@ -469,16 +469,8 @@ func reportTPCC(t *testing.T, results map[string][]tpccResult) {
 	t.Logf("TPC-C client CPU per primary CPU rwshard/direct, median of %d pairs: %.3f (pairs %s; no target: a lower-noise view of the CPU per transaction)", len(rel), median(rel), fmtRatios(rel))
 	// The CPU per transaction's two parts: rwshard's own code runs in
 	// user space; the kernel's share is the sockets', the same system
-	// calls on both sides when the traffic is the same.
-	for _, side := range []string{direct, viaRW} {
-		var u, k, sc []float64
-		for _, r := range results[side] {
-			u = append(u, us(r.perTxn(r.user)))
-			k = append(k, us(r.perTxn(r.kernel)))
-			sc = append(sc, float64(r.syscalls)/float64(max(r.txns, 1)))
-		}
-		t.Logf("%-7s median CPU/txn in user space %.0f µs, in the kernel %.0f µs; read and write system calls per transaction %.2f", side, median(u), median(k), median(sc))
-	}
+	// calls on both sides when the traffic is the same (each side's
+	// medians below).
 	t.Logf("TPC-C client CPU per transaction rwshard/direct by part, median of %d pairs: user space %.3f (pairs %s), kernel %.3f (no target: the issue's measure is their sum)",
 		len(user), median(user), fmtRatios(user), median(kernel))
 	if len(cpu)%2 == 1 {
@@ -486,12 +478,16 @@ func reportTPCC(t *testing.T, results map[string][]tpccResult) {
 	}
 
 	for _, side := range []string{direct, viaRW} {
-		var tp, c []float64
+		var tp, c, u, k, sc []float64
 		for _, r := range results[side] {
 			tp = append(tp, r.tpmC())
 			c = append(c, us(r.cpuPerTxn()))
+			u = append(u, us(r.perTxn(r.user)))
+			k = append(k, us(r.perTxn(r.kernel)))
+			sc = append(sc, float64(r.syscalls)/float64(max(r.txns, 1)))
 		}
-		t.Logf("%-7s median tpmC %.1f, median CPU/txn %.0f µs", side, median(tp), median(c))
+		t.Logf("%-7s median tpmC %.1f, median CPU/txn %.0f µs: in user space %.0f µs, in the kernel %.0f µs; read and write system calls per transaction %.2f",
+			side, median(tp), median(c), median(u), median(k), median(sc))
 	}
 	t.Logf("per transaction type (go-tpc's histograms: count summed over the pairs, p50/p99 the median of the runs', ms):")
 	t.Logf("  %-14s %8s %7s %7s %5s | %8s %7s %7s %5s", "type", "direct", "p50", "p99", "err", "rwshard", "p50", "p99", "err")

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"strings"
 	"testing"
 )
 
@@ -19,14 +20,19 @@ func Variant() string { return os.Getenv(envKey) }
 
 // Each runs t's test binary again once per variant, each running only
 // t's test with Variant() returning that variant, and fails t for every
-// child that fails, with the child's output.
+// child that fails, or that did not run the test (a pattern matching
+// nothing passes silently), with the child's output.
 func Each(t *testing.T, variants ...string) {
 	t.Helper()
 	for _, v := range variants {
-		cmd := exec.Command(os.Args[0], "-test.run=^"+regexp.QuoteMeta(t.Name())+"$", "-test.count=1")
+		cmd := exec.Command(os.Args[0], "-test.run=^"+regexp.QuoteMeta(t.Name())+"$", "-test.count=1", "-test.v")
 		cmd.Env = append(os.Environ(), envKey+"="+v)
-		if out, err := cmd.CombinedOutput(); err != nil {
+		out, err := cmd.CombinedOutput()
+		switch {
+		case err != nil:
 			t.Errorf("variant %s in a fresh process: %v\n%s", v, err, out)
+		case !strings.Contains(string(out), "--- PASS: "+t.Name()+" "):
+			t.Errorf("variant %s in a fresh process: %s did not run\n%s", v, t.Name(), out)
 		}
 	}
 }
