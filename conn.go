@@ -274,7 +274,7 @@ func (c *conn) session(ctx context.Context, r *routed, q string) (*backend, erro
 	if c.sess != nil {
 		return c.sess, nil
 	}
-	_, b, err := c.dispatchPrimary(ctx, r.cls, r.d, q, func(driver.Conn) (outcome, error) { return outcome{}, nil })
+	b, err := c.dispatchPrimary(ctx, r.cls, r.d, q, func(driver.Conn) error { return nil })
 	if err != nil {
 		return nil, err
 	}
@@ -427,9 +427,10 @@ func (c *conn) QueryContext(ctx context.Context, q string, args []driver.NamedVa
 func (c *conn) queryRows(ctx context.Context, q string, args []driver.NamedValue, ps *stmt) (driver.Rows, error) {
 	p := c.prep(ps)
 	var rt routed
-	out, b, err := c.statement(ctx, q, args, ps, &rt, func(dc driver.Conn) (outcome, error) {
-		r, st, err := query(ctx, dc, q, args, p)
-		return outcome{rows: r, st: st}, err
+	var out outcome
+	b, err := c.statement(ctx, q, args, ps, &rt, &out, func(dc driver.Conn) (err error) {
+		out.rows, out.st, err = query(ctx, dc, q, args, p)
+		return err
 	})
 	if err != nil {
 		return nil, err
@@ -460,9 +461,10 @@ func (c *conn) ExecContext(ctx context.Context, q string, args []driver.NamedVal
 func (c *conn) exec(ctx context.Context, q string, args []driver.NamedValue, ps *stmt) (driver.Result, error) {
 	p := c.prep(ps)
 	var rt routed
-	out, b, err := c.statement(ctx, q, args, ps, &rt, func(dc driver.Conn) (outcome, error) {
-		res, err := exec(ctx, dc, q, args, p)
-		return outcome{res: res}, err
+	var out outcome
+	b, err := c.statement(ctx, q, args, ps, &rt, &out, func(dc driver.Conn) (err error) {
+		out.res, err = exec(ctx, dc, q, args, p)
+		return err
 	})
 	if err != nil {
 		return nil, err
@@ -482,11 +484,11 @@ func (c *conn) exec(ctx context.Context, q string, args []driver.NamedValue, ps 
 	return out.res, nil
 }
 
-// statement routes q (into r) and runs do: on the held session
-// connection, or dispatched to a node. A dispatched statement's backend is
+// statement routes q (into r) and runs do, which leaves its result in out:
+// on the held session connection, or dispatched to a node. A dispatched statement's backend is
 // returned for the caller to release; nil means it ran on (or now is)
 // c.sess.
-func (c *conn) statement(ctx context.Context, q string, args []driver.NamedValue, ps *stmt, r *routed, do work) (outcome, *backend, error) {
+func (c *conn) statement(ctx context.Context, q string, args []driver.NamedValue, ps *stmt, r *routed, out *outcome, do work) (*backend, error) {
 	start := monotonic()
 	tr := c.cl.cfg.Tracer
 	if tr != nil {
@@ -497,15 +499,14 @@ func (c *conn) statement(ctx context.Context, q string, args []driver.NamedValue
 	if err == nil && c.guard != nil {
 		err = c.enterGuard(q)
 	}
-	var out outcome
 	var b *backend
 	held, routed := false, err == nil
 	if routed {
 		c.cl.budget.Request() // every statement earns its share of retries
 		if r.cls.Effect == router.ReplayState {
-			out, b, held, err = c.runSet(ctx, r, q)
+			b, held, err = c.runSet(ctx, r, q, out)
 		} else {
-			out, b, held, err = c.runOn(ctx, r, q, do)
+			b, held, err = c.runOn(ctx, r, q, do)
 		}
 	}
 	if c.guard != nil {
@@ -516,12 +517,12 @@ func (c *conn) statement(ctx context.Context, q string, args []driver.NamedValue
 		c.ran.meters.latency(r.cls.Kind, took)
 	}
 	if tr != nil || c.cl.cfg.RouteLog && routed {
-		c.reportStatement(ctx, tr, q, args, r, routed, &out, took, err)
+		c.reportStatement(ctx, tr, q, args, r, routed, out, took, err)
 	}
 	if held {
 		b = nil // it ran on, or now is, c.sess
 	}
-	return out, b, err
+	return b, err
 }
 
 // reportStatement writes the route log line of a routed statement
@@ -531,7 +532,7 @@ func (c *conn) reportStatement(ctx context.Context, tr Tracer, q string, args []
 		c.logRoute(ctx, q, args, r.d, c.nodeName(r.d), took, err)
 	}
 	if tr != nil {
-		tr.StatementEnd(ctx, c.statementEnd(q, r.cls, r.d, *out, took, err))
+		tr.StatementEnd(ctx, c.statementEnd(q, r.cls, r.d, out, took, err))
 	}
 }
 
@@ -545,7 +546,7 @@ func (c *conn) nodeName(d router.Decision) string {
 }
 
 // statementEnd describes the statement that just ran, for the tracer.
-func (c *conn) statementEnd(q string, cls router.Class, d router.Decision, out outcome, took time.Duration, err error) StatementEnd {
+func (c *conn) statementEnd(q string, cls router.Class, d router.Decision, out *outcome, took time.Duration, err error) StatementEnd {
 	e := StatementEnd{Node: c.nodeName(d), Reason: d.Reason.String(), Kind: cls.Kind.String(),
 		Redacted: redact.Literals(q), RowsAffected: -1, Waited: c.waited, Retried: c.retried, Err: err, Duration: took}
 	if c.ran != nil {
@@ -573,21 +574,24 @@ func roleOf(primary bool) string {
 // backend connection (router.ReplayState): applying it where the
 // statement runs (the primary, or the transaction's connection) checks
 // it, as running it would.
-func (c *conn) runSet(ctx context.Context, r *routed, q string) (outcome, *backend, bool, error) {
+func (c *conn) runSet(ctx context.Context, r *routed, q string, out *outcome) (*backend, bool, error) {
 	as, _ := router.ReplayableSet(q)
 	prev := c.vars
 	c.vars = prev.with(as)
-	out, b, held, err := c.runOn(ctx, r, q, noopSet)
+	b, held, err := c.runOn(ctx, r, q, func(driver.Conn) error { // applyVars ran it
+		out.res, out.rows = driver.RowsAffected(0), noRows{}
+		return nil
+	})
 	if err != nil {
 		c.vars = prev
 	}
-	return out, b, held, err
+	return b, held, err
 }
 
 // runOn executes a routed statement whose session effects are settled,
 // on the held session connection or on a dispatched backend, and counts
 // it. held reports that b is c.sess.
-func (c *conn) runOn(ctx context.Context, r *routed, q string, do work) (outcome, *backend, bool, error) {
+func (c *conn) runOn(ctx context.Context, r *routed, q string, do work) (*backend, bool, error) {
 	d := &r.d
 	if c.onSession(d) {
 		b, err := c.session(ctx, r, q)
@@ -595,65 +599,64 @@ func (c *conn) runOn(ctx context.Context, r *routed, q string, do work) (outcome
 			err = c.checkSessionTarget(b, r, q)
 		}
 		if err != nil {
-			return outcome{}, nil, false, err
+			return nil, false, err
 		}
 		c.ran = b.node
-		var out outcome
 		err = applyVars(ctx, b.dc, &c.vars)
 		if err == nil {
-			out, err = do(b.dc)
+			err = do(b.dc)
 		}
 		c.cl.count(d.Reason, r.cls.Kind, b, err)
 		if err != nil {
 			var anew bool
-			if out, b, err, anew = c.heldFailed(ctx, r, q, do, b, err); !anew {
-				return out, b, b != nil, err
+			if b, err, anew = c.heldFailed(ctx, r, q, do, b, err); !anew {
+				return b, b != nil, err
 			}
 		} else {
 			if r.cls.Effect != 0 {
 				c.applyEffects(r.cls.Effect)
 			}
-			return out, b, true, nil
+			return b, true, nil
 		}
 	}
-	out, b, err := c.dispatch(ctx, r, q, do)
+	b, err := c.dispatch(ctx, r, q, do)
 	c.cl.count(d.Reason, r.cls.Kind, b, err)
 	if err != nil {
-		return outcome{}, nil, false, err
+		return nil, false, err
 	}
 	if c.cl.isPrimary(b.node) && c.sess == nil {
 		c.sess = b // held for the caller (see conn)
-		return out, b, true, nil
+		return b, true, nil
 	}
-	return out, b, false, nil
+	return b, false, nil
 }
 
 // heldFailed handles the error of a statement on the held connection b,
 // out of runOn's way: a lost transaction is replayed on the primary and
-// the statement run again there (its outcome and the connection it ran on
-// are returned); anew says the statement did not run and is to be
+// the statement run again there (the connection it ran on is returned);
+// anew says the statement did not run and is to be
 // dispatched to a fresh connection; otherwise the error (nil when a dead
 // connection without state was just dropped) is the caller's.
-func (c *conn) heldFailed(ctx context.Context, r *routed, q string, do work, b *backend, err error) (out outcome, _ *backend, _ error, anew bool) {
+func (c *conn) heldFailed(ctx context.Context, r *routed, q string, do work, b *backend, err error) (_ *backend, _ error, anew bool) {
 	b.node.meters.serverError(err)
 	if c.replay != nil && c.tx != nil && replayable(ctx, err) {
 		// The transaction's connection is lost: rebuild it on the
 		// primary and run this statement there.
 		if rerr := c.replayTx(ctx, err); rerr != nil {
-			return outcome{}, nil, rerr, false
+			return nil, rerr, false
 		}
 		b = c.sess
 		c.ran = b.node
 		if err = applyVars(ctx, b.dc, &c.vars); err == nil {
-			out, err = do(b.dc)
+			err = do(b.dc)
 		}
 		if err == nil {
 			c.applyEffects(r.cls.Effect)
-			return out, b, nil, false
+			return b, nil, false
 		}
 	}
 	if c.rejectReadOnlyTx(err) {
-		return outcome{}, nil, c.lose(), false
+		return nil, c.lose(), false
 	}
 	if !c.keep() && sentAndBroke(ctx, err) {
 		// A held connection without state broke under the statement:
@@ -663,23 +666,23 @@ func (c *conn) heldFailed(ctx context.Context, r *routed, q string, do work, b *
 		c.sess = nil
 		c.cl.mon.Failure(node.index, err)
 		if isWrite(r.cls.Kind) {
-			return outcome{}, nil, outcomeUnknown(node.name, r.d, q, err), false
+			return nil, outcomeUnknown(node.name, r.d, q, err), false
 		}
-		return outcome{}, nil, nil, true
+		return nil, nil, true
 	}
 	if c.dropSoft(err) {
-		return outcome{}, nil, nil, true
+		return nil, nil, true
 	}
 	err = c.sessionErr(err, r.d, q)
 	c.unpin()
-	return outcome{}, nil, err, false
+	return nil, err, false
 }
 
 // checkSessionTarget refuses to send anything but a plain read into a
 // session on a replica (a read-only transaction there): the replica would
 // reject it anyway, but rwshard never sends a write to a replica.
 func (c *conn) checkSessionTarget(b *backend, r *routed, q string) error {
-	if c.cl.isPrimary(b.node) || r.cls.Kind == router.Read {
+	if r.cls.Kind == router.Read || c.cl.isPrimary(b.node) {
 		return nil
 	}
 	return &RouteError{Node: b.node.name, Reason: r.d.Reason.String(), Statement: quote(q), Err: ErrWriteToReplica}
@@ -787,9 +790,10 @@ func (c *conn) traceTx(commit bool, err error) {
 
 func (c *conn) beginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
 	d := router.Decision{Target: router.ToPrimary, Reason: router.ReasonInTransaction}
-	begin := func(dc driver.Conn) (outcome, error) {
-		tx, err := beginTx(ctx, dc, opts)
-		return outcome{tx: tx}, err
+	var tx driver.Tx
+	begin := func(dc driver.Conn) (err error) {
+		tx, err = beginTx(ctx, dc, opts)
+		return err
 	}
 	if c.sess != nil && !c.cl.isPrimary(c.sess.node) && !c.keep() {
 		c.sess.release(false) // held for a node that is no longer the primary
@@ -798,11 +802,10 @@ func (c *conn) beginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, e
 	// A held primary connection runs the transaction: no release and
 	// acquire per transaction (one go-sql-driver connection would do the
 	// same).
-	var out outcome
 	if c.sess != nil {
 		err := applyVars(ctx, c.sess.dc, &c.vars)
 		if err == nil {
-			out, err = begin(c.sess.dc)
+			err = begin(c.sess.dc)
 		}
 		if err != nil && !c.keep() && (isBadConn(err) || sentAndBroke(ctx, err)) {
 			// The held connection, without state, died while idle (the
@@ -824,16 +827,16 @@ func (c *conn) beginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, e
 			// or text) cannot.
 			d.Target = router.ToReplica
 			ch, _ := hint.FromContext(ctx)
-			out, b, err = c.dispatchRead(ctx, &d, hint.Hint{Pool: ch.Pool, MaxLag: ch.MaxLag}, "BEGIN", begin)
+			b, err = c.dispatchRead(ctx, &d, hint.Hint{Pool: ch.Pool, MaxLag: ch.MaxLag}, "BEGIN", begin)
 		} else {
-			out, b, err = c.dispatchPrimary(ctx, router.Class{Kind: router.Write}, d, "BEGIN", begin)
+			b, err = c.dispatchPrimary(ctx, router.Class{Kind: router.Write}, d, "BEGIN", begin)
 		}
 		if err != nil {
 			return nil, err
 		}
 		c.sess = b
 	}
-	c.tx = out.tx
+	c.tx = tx
 	c.pendingWrite, c.pendingSess = false, c.cl.scope(ctx)
 	if c.cl.cfg.TxReplay && !(opts.ReadOnly && c.cl.cfg.ReadOnlyTx == TxReadReplica) {
 		c.replay = &txLog{opts: opts}
@@ -923,8 +926,8 @@ func (c *conn) Ping(ctx context.Context) error {
 	if c.sess != nil {
 		return c.sessionErr(pingConn(ctx, c.sess.dc), router.Decision{Reason: router.ReasonSessionPinned}, "PING")
 	}
-	_, b, err := onNode(ctx, c.cl.primary(), router.Decision{}, "PING", nil, func(dc driver.Conn) (outcome, error) {
-		return outcome{}, pingConn(ctx, dc)
+	b, err := onNode(ctx, c.cl.primary(), router.Decision{}, "PING", nil, func(dc driver.Conn) error {
+		return pingConn(ctx, dc)
 	})
 	if err != nil {
 		return err

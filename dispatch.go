@@ -26,37 +26,40 @@ type outcome struct {
 	rows driver.Rows
 	st   driver.Stmt // one-off statement to close after rows
 	res  driver.Result
-	tx   driver.Tx
 }
 
-// work runs a statement on a backend connection.
-type work func(driver.Conn) (outcome, error)
+// work runs a statement on a backend connection and leaves what it
+// produced where its maker reads it (an outcome the closure captured): the
+// layers between them pass no result back up. (They returned an outcome by
+// value once, four interfaces copied at every layer, which cost more than
+// the routing between them; a pointer to it passed through the call of a
+// func value would escape to the heap, one allocation per statement.)
+type work func(driver.Conn) error
 
 // onNode runs do on a backend connection of n, retrying on fresh
 // connections while the driver proves the statement was not sent. On
 // success the connection stays checked out and is returned. A failure to
 // connect wraps errConnect: nothing was sent.
-func onNode(ctx context.Context, n *node, d router.Decision, q string, vars *sessionVars, do work) (outcome, *backend, error) {
+func onNode(ctx context.Context, n *node, d router.Decision, q string, vars *sessionVars, do work) (*backend, error) {
 	for attempt := 0; ; attempt++ {
 		b, err := n.acquire(ctx)
 		if err != nil {
 			if refused(err) {
-				return outcome{}, nil, err // the server answered: its error, as go-sql-driver returns it
+				return nil, err // the server answered: its error, as go-sql-driver returns it
 			}
-			return outcome{}, nil, &RouteError{Node: n.name, Reason: d.Reason.String(), Statement: quote(q),
+			return nil, &RouteError{Node: n.name, Reason: d.Reason.String(), Statement: quote(q),
 				Err: fmt.Errorf("%w: %w", errConnect, err)}
 		}
 		start := monotonic()
-		var out outcome
 		err = applyVars(ctx, b.dc, vars)
 		if err == nil {
-			out, err = do(b.dc)
+			err = do(b.dc)
 		}
 		if err == nil {
 			n.observe(start)
 			n.h.Success()
 			n.reached.Store(true)
-			return out, b, nil
+			return b, nil
 		}
 		bad := isBadConn(err)
 		interrupted := false
@@ -65,27 +68,27 @@ func onNode(ctx context.Context, n *node, d router.Decision, q string, vars *ses
 		}
 		b.release(bad)
 		if interrupted {
-			return outcome{}, nil, &RouteError{Node: n.name, Reason: d.Reason.String(), Statement: quote(q),
+			return nil, &RouteError{Node: n.name, Reason: d.Reason.String(), Statement: quote(q),
 				Err: fmt.Errorf("%w: %w", errInterrupted, err)}
 		}
 		if !bad {
-			return outcome{}, nil, err // the server's own error, unwrapped
+			return nil, err // the server's own error, unwrapped
 		}
 		if attempt == maxBadConnRetries {
-			return outcome{}, nil, &RouteError{Node: n.name, Reason: d.Reason.String(), Statement: quote(q), Err: ErrBrokenConnection}
+			return nil, &RouteError{Node: n.name, Reason: d.Reason.String(), Statement: quote(q), Err: ErrBrokenConnection}
 		}
 	}
 }
 
 // onNode runs a statement of the caller's on n (see onNode), recording
 // that it reached n and any error n's server returned.
-func (c *conn) onNode(ctx context.Context, n *node, d router.Decision, q string, do work) (outcome, *backend, error) {
+func (c *conn) onNode(ctx context.Context, n *node, d router.Decision, q string, do work) (*backend, error) {
 	c.ran = n
-	out, b, err := onNode(ctx, n, d, q, &c.vars, do)
+	b, err := onNode(ctx, n, d, q, &c.vars, do)
 	if err != nil {
 		n.meters.serverError(err)
 	}
-	return out, b, err
+	return b, err
 }
 
 // errInterrupted: health took the node out of rotation while the
@@ -230,13 +233,13 @@ func (c *conn) filter(ctx context.Context, h hint.Hint) readFilter {
 // replica for a read, on the primary otherwise. It returns the checked-out
 // backend; the caller releases or keeps it.
 // The final reason (a read may fall back to the primary) is left in d.
-func (c *conn) dispatch(ctx context.Context, r *routed, q string, do work) (outcome, *backend, error) {
+func (c *conn) dispatch(ctx context.Context, r *routed, q string, do work) (*backend, error) {
 	d := &r.d
 	switch d.Target {
 	case router.ToNode:
 		n, err := c.cl.namedNode(r.cls, *d, q)
 		if err != nil {
-			return outcome{}, nil, err
+			return nil, err
 		}
 		if !c.cl.isPrimary(n) {
 			return c.onNode(ctx, n, *d, q, do)
@@ -256,15 +259,15 @@ var errNotCaughtUp = errors.New("replica did not reach the session's GTID in tim
 // returning rows it is retried once on another node, within the retry
 // budget. With no qualifying replica it falls back to the primary
 // (counted, reported) or fails, as configured.
-func (c *conn) dispatchRead(ctx context.Context, d *router.Decision, h hint.Hint, q string, do work) (outcome, *backend, error) {
+func (c *conn) dispatchRead(ctx context.Context, d *router.Decision, h hint.Hint, q string, do work) (*backend, error) {
 	f := c.filter(ctx, h)
 	n, wait, err := c.pickForRead(&f, d, q)
 	if err != nil {
-		return outcome{}, nil, err
+		return nil, err
 	}
-	out, b, err := c.onNode(ctx, n, *d, q, c.withWait(ctx, n, wait, do))
+	b, err := c.onNode(ctx, n, *d, q, c.withWait(ctx, n, wait, do))
 	if err == nil {
-		return out, b, nil
+		return b, nil
 	}
 	switch {
 	case errors.Is(err, errNotCaughtUp):
@@ -277,21 +280,21 @@ func (c *conn) dispatchRead(ctx context.Context, d *router.Decision, h hint.Hint
 		d.Reason = router.ReasonStoredFunction
 		return c.dispatchPrimary(ctx, router.Class{Kind: router.Write}, *d, q, do)
 	case !connectionClass(ctx, err):
-		return outcome{}, nil, err
+		return nil, err
 	}
 	c.cl.mon.Failure(n.index, err)
 	n.errors.Add(1)
 	// A read rwshard itself interrupted is retried whatever the budget:
 	// the node is out, and the read had no answer yet.
 	if !errors.Is(err, errInterrupted) && !c.cl.budget.Retry(time.Now()) {
-		return outcome{}, nil, err
+		return nil, err
 	}
 	c.cl.mon.Emit(health.Event{Kind: health.ReadRetried, Node: n.name, Err: err})
 	n.retries.Add(1)
 	c.retried = true
 	f.exclude = n
 	if n, wait, err = c.pickForRead(&f, d, q); err != nil {
-		return outcome{}, nil, err
+		return nil, err
 	}
 	return c.onNode(ctx, n, *d, q, c.withWait(ctx, n, wait, do))
 }
@@ -373,7 +376,7 @@ func (c *conn) withWait(ctx context.Context, n *node, gtid health.GTIDSet, do wo
 	if gtid.IsZero() {
 		return do
 	}
-	return func(dc driver.Conn) (outcome, error) {
+	return func(dc driver.Conn) error {
 		q := "SELECT MASTER_GTID_WAIT(?, ?)"
 		if _, mysqlSet := gtid.MySQL(); mysqlSet {
 			q = "SELECT WAIT_FOR_EXECUTED_GTID_SET(?, ?)"
@@ -382,14 +385,14 @@ func (c *conn) withWait(ctx context.Context, n *node, gtid health.GTIDSet, do wo
 		start := monotonic()
 		v, err := queryValue(ctx, dc, q, args)
 		if err != nil {
-			return outcome{}, err
+			return err
 		}
 		took := monotonic() - start
 		c.waited += took
 		caught := fmt.Sprint(v) == "0"
 		n.meters.wait(took, caught)
 		if !caught {
-			return outcome{}, errNotCaughtUp
+			return errNotCaughtUp
 		}
 		n.applied(gtid)
 		return do(dc)
@@ -402,21 +405,21 @@ func (c *conn) withWait(ctx context.Context, n *node, gtid health.GTIDSet, do wo
 // ErrPrimaryUnavailable wrapping the cause. A write rejected because the
 // node turned read-only did not run: rwshard has the topology rediscovered
 // and retries it once on the new primary.
-func (c *conn) dispatchPrimary(ctx context.Context, cls router.Class, d router.Decision, q string, do work) (outcome, *backend, error) {
+func (c *conn) dispatchPrimary(ctx context.Context, cls router.Class, d router.Decision, q string, do work) (*backend, error) {
 	deadline := clockBase.Add(monotonic() + c.cl.cfg.WritePause) // time.Now().Add, monotonic only
 	var cause error
 	retried := false
 	for {
 		n, err := c.waitPrimary(ctx, deadline, d, q, cause)
 		if err != nil {
-			return outcome{}, nil, err
+			return nil, err
 		}
-		out, b, err := c.onNode(ctx, n, d, q, do)
+		b, err := c.onNode(ctx, n, d, q, do)
 		switch {
 		case err == nil:
-			return out, b, nil
+			return b, nil
 		case notSent(err) && !n.everReached():
-			return outcome{}, nil, connectCause(err)
+			return nil, connectCause(err)
 		case notSent(err) && ctx.Err() == nil:
 			c.cl.mon.Failure(n.index, err)
 			n.errors.Add(1)
@@ -425,19 +428,19 @@ func (c *conn) dispatchPrimary(ctx context.Context, cls router.Class, d router.D
 			c.cl.mon.ReadOnly(n.index)
 		case isWrite(cls.Kind) && sentAndBroke(ctx, err):
 			c.cl.mon.Failure(n.index, err)
-			return outcome{}, nil, outcomeUnknown(n.name, d, q, err)
+			return nil, outcomeUnknown(n.name, d, q, err)
 		default:
-			return outcome{}, nil, err
+			return nil, err
 		}
 		cause = err
 		left := time.Until(deadline)
 		if left <= 0 {
-			return outcome{}, nil, c.unavailable(n, d, q, cause)
+			return nil, c.unavailable(n, d, q, cause)
 		}
 		c.cl.mon.Kick()
 		// Wait for news from the probes, not in a loop of connects.
 		if err := c.awaitNews(ctx, min(left, c.cl.cfg.ProbeInterval/4)); err != nil {
-			return outcome{}, nil, err
+			return nil, err
 		}
 	}
 }

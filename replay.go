@@ -230,14 +230,15 @@ func (c *conn) replayTx(ctx context.Context, cause error) error {
 		}
 	}
 	d := router.Decision{Target: router.ToPrimary, Reason: router.ReasonInTransaction}
-	out, b, err := c.dispatchPrimary(ctx, router.Class{Kind: router.Write}, d, "BEGIN", func(dc driver.Conn) (outcome, error) {
-		tx, err := beginTx(ctx, dc, l.opts)
-		return outcome{tx: tx}, err
+	var tx driver.Tx
+	b, err := c.dispatchPrimary(ctx, router.Class{Kind: router.Write}, d, "BEGIN", func(dc driver.Conn) (err error) {
+		tx, err = beginTx(ctx, dc, l.opts)
+		return err
 	})
 	if err != nil {
 		return fail("", "no primary to replay on", "", err)
 	}
-	c.sess, c.tx = b, out.tx
+	c.sess, c.tx = b, tx
 	for _, e := range l.entries {
 		if err := replayEntry(ctx, b.dc, e); err != nil {
 			reason := "result differs"

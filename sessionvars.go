@@ -110,11 +110,6 @@ func (bc *backendConn) setVars(ctx context.Context, want *sessionVars) error {
 	return nil
 }
 
-// noopSet is the work of a replayed SET: applyVars ran it.
-func noopSet(driver.Conn) (outcome, error) {
-	return outcome{res: driver.RowsAffected(0), rows: noRows{}}, nil
-}
-
 // noRows is the empty result of a SET run as a query.
 type noRows struct{}
 
