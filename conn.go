@@ -484,10 +484,10 @@ func (c *conn) exec(ctx context.Context, q string, args []driver.NamedValue, ps 
 	return out.res, nil
 }
 
-// statement routes q (into r) and runs do, which leaves its result in out:
-// on the held session connection, or dispatched to a node. A dispatched statement's backend is
-// returned for the caller to release; nil means it ran on (or now is)
-// c.sess.
+// statement routes q (into r) and runs do, which leaves its result in out
+// (read here only for the tracer): on the held session connection, or
+// dispatched to a node. A dispatched statement's backend is returned for
+// the caller to release; nil means it ran on (or now is) c.sess.
 func (c *conn) statement(ctx context.Context, q string, args []driver.NamedValue, ps *stmt, r *routed, out *outcome, do work) (*backend, error) {
 	start := monotonic()
 	tr := c.cl.cfg.Tracer
