@@ -262,7 +262,7 @@ func query(ctx context.Context, dc driver.Conn, q string, args []driver.NamedVal
 			return nil, nil, err
 		}
 		rows, err = cst.queryRows(ctx, args)
-		if err != nil && staleStmt(err) {
+		if staleStmt(err) {
 			bc.stmts.drop(q)
 		}
 		return rows, nil, err
@@ -320,7 +320,7 @@ func exec(ctx context.Context, dc driver.Conn, q string, args []driver.NamedValu
 			return nil, err
 		}
 		res, err = cst.exec(ctx, args)
-		if err != nil && staleStmt(err) {
+		if staleStmt(err) {
 			bc.stmts.drop(q)
 		}
 		return res, err
@@ -336,9 +336,11 @@ func exec(ctx context.Context, dc driver.Conn, q string, args []driver.NamedValu
 // staleStmt reports an execution error after which a cached statement
 // must not be reused: anything but an ordinary server error (a duplicate
 // key, say), or the server saying the statement is unknown or must be
-// prepared again. (Callers test err != nil first: the call stays off the
-// path of a statement that succeeded.)
-func staleStmt(err error) bool {
+// prepared again. It inlines: a statement that succeeded makes no call.
+func staleStmt(err error) bool { return err != nil && staleErr(err) }
+
+// staleErr is staleStmt for an error.
+func staleErr(err error) bool {
 	switch serverErrno(err) {
 	case 0: // not the server's: the connection, the driver
 		return true

@@ -72,13 +72,7 @@ func openSide(t testing.TB, l *lab.Lab, side, params string, clients int) *sql.D
 const appUser = lab.PlainUser
 
 // appDSN is a go-sql-driver DSN of node n as appUser.
-func appDSN(n *lab.Node, params string) string {
-	dsn := labtest.PlainNodeDSN(n)
-	if params != "" {
-		dsn += "?" + params
-	}
-	return dsn
-}
+func appDSN(n *lab.Node, params string) string { return n.UserDSN(appUser, lab.PlainPassword, params) }
 
 // nodeDB opens go-sql-driver/mysql to one node as the application user.
 func nodeDB(t testing.TB, n *lab.Node, params string) *sql.DB {

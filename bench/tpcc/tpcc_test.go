@@ -262,10 +262,10 @@ func eachThread(n int, w interface {
 
 // tpccResult is one run of one side.
 type tpccResult struct {
-	side      string
-	wall, cpu time.Duration
-	// cpu's parts, user space and kernel, and the run's read and write
-	// system calls (see cpuSplit, syscalls)
+	side string
+	wall time.Duration
+	// the client's CPU over the run, user space and kernel, and its read
+	// and write system calls (see cpuSplit, syscalls)
 	user, kernel time.Duration
 	syscalls     int64
 	primaryCPU   time.Duration   // the primary server's CPU over the run (and its replication to the replicas)
@@ -285,7 +285,10 @@ func (r tpccResult) tpmC() float64 {
 	return float64(r.sum.Ops[newOrder].Count) / r.wall.Minutes()
 }
 
-func (r tpccResult) cpuPerTxn() time.Duration { return r.perTxn(r.cpu) }
+// cpu is the client's CPU over the run.
+func (r tpccResult) cpu() time.Duration { return r.user + r.kernel }
+
+func (r tpccResult) cpuPerTxn() time.Duration { return r.perTxn(r.cpu()) }
 
 // perTxn is d per transaction of the run.
 func (r tpccResult) perTxn(d time.Duration) time.Duration {
@@ -301,7 +304,7 @@ func (r tpccResult) cpuPerPrimaryCPU() float64 {
 	if r.primaryCPU == 0 {
 		return 0
 	}
-	return float64(r.cpu) / float64(r.primaryCPU)
+	return float64(r.cpu()) / float64(r.primaryCPU)
 }
 
 // fmtRatios lists ratios to three decimals.
@@ -378,7 +381,6 @@ func runTPCC(t *testing.T, l *lab.Lab, side string, d time.Duration) tpccResult 
 	wg.Wait()
 	user, kernel := cpuSplit()
 	r := tpccResult{side: side, wall: time.Since(start), user: user - user0, kernel: kernel - kernel0, syscalls: syscalls() - sys0, errSamples: samples}
-	r.cpu = r.user + r.kernel
 	stop()
 	if side == viaRW {
 		r.where = whereTPCC(t, db)

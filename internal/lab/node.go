@@ -41,8 +41,11 @@ func (n *Node) Addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa
 
 // DSN is a go-sql-driver/mysql DSN for the application user on this node
 // with the given extra parameters (e.g. "parseTime=true"); empty for none.
-func (n *Node) DSN(params string) string {
-	dsn := fmt.Sprintf("%s:%s@tcp(%s)/%s", AppUser, AppPassword, n.Addr(), AppDatabase)
+func (n *Node) DSN(params string) string { return n.UserDSN(AppUser, AppPassword, params) }
+
+// UserDSN is DSN as another user.
+func (n *Node) UserDSN(user, password, params string) string {
+	dsn := fmt.Sprintf("%s:%s@tcp(%s)/%s", user, password, n.Addr(), AppDatabase)
 	if params != "" {
 		dsn += "?" + params
 	}

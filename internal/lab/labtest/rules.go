@@ -52,9 +52,7 @@ func PlainRulesFile(t testing.TB, l *lab.Lab) string {
 }
 
 // PlainNodeDSN is a go-sql-driver DSN of node n as lab.PlainUser.
-func PlainNodeDSN(n *lab.Node) string {
-	return fmt.Sprintf("%s:%s@tcp(%s)/%s", lab.PlainUser, lab.PlainPassword, n.Addr(), lab.AppDatabase)
-}
+func PlainNodeDSN(n *lab.Node) string { return n.UserDSN(lab.PlainUser, lab.PlainPassword, "") }
 
 func rulesFile(t testing.TB, l *lab.Lab, dsn func(*lab.Node) string) string {
 	t.Helper()
