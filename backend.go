@@ -150,6 +150,11 @@ func (bc *backendConn) cached(ctx context.Context, query string, ps *stmt) (*cac
 		bc.stmts.touch(ps.ent)
 		return ps.ent, nil
 	}
+	return bc.lookup(ctx, query, ps)
+}
+
+// lookup is cached by text: ps does not know its entry on bc.
+func (bc *backendConn) lookup(ctx context.Context, query string, ps *stmt) (*cachedStmt, error) {
 	e := bc.stmts.get(query)
 	if e == nil {
 		st, err := prepare(ctx, bc.Conn, query)
@@ -240,7 +245,8 @@ type stmtCache struct {
 type cachedStmt struct {
 	query string
 	stmt  driver.Stmt
-	// stmt's context methods, asserted once (nil: it has not got them)
+	// stmt's context methods, asserted once (contextStmt's for a stmt
+	// that has not got them)
 	execer  driver.StmtExecContext
 	queryer driver.StmtQueryContext
 	used    uint64 // the cache's clock at its last use
@@ -317,24 +323,35 @@ func (c *stmtCache) put(query string, st driver.Stmt) *cachedStmt {
 	}
 	c.clock++
 	cs := &cachedStmt{query: query, stmt: st, used: c.clock, live: true}
-	cs.execer, _ = st.(driver.StmtExecContext)
-	cs.queryer, _ = st.(driver.StmtQueryContext)
+	var ok bool
+	if cs.execer, ok = st.(driver.StmtExecContext); !ok {
+		cs.execer = contextStmt{st}
+	}
+	if cs.queryer, ok = st.(driver.StmtQueryContext); !ok {
+		cs.queryer = contextStmt{st}
+	}
 	c.m[query] = cs
 	return cs
 }
 
 func (cs *cachedStmt) exec(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
-	if cs.execer != nil {
-		return cs.execer.ExecContext(ctx, args)
-	}
-	return stmtExec(ctx, cs.stmt, args)
+	return cs.execer.ExecContext(ctx, args)
 }
 
 func (cs *cachedStmt) queryRows(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
-	if cs.queryer != nil {
-		return cs.queryer.QueryContext(ctx, args)
-	}
-	return stmtQuery(ctx, cs.stmt, args)
+	return cs.queryer.QueryContext(ctx, args)
+}
+
+// contextStmt adds the context methods to a statement of a driver that
+// lacks them (one written before Go 1.8).
+type contextStmt struct{ driver.Stmt }
+
+func (s contextStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
+	return stmtExec(ctx, s.Stmt, args)
+}
+
+func (s contextStmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
+	return stmtQuery(ctx, s.Stmt, args)
 }
 
 // drop removes and closes a statement that failed.

@@ -29,16 +29,20 @@ type node struct {
 	// caller opened (OpenDB).
 	probeDB *sql.DB
 
-	h        *health.Node // probed state; up and unfenced when health is off
+	h    *health.Node // probed state; up and unfenced when health is off
+	pool int          // its replica pool (Config.Pools): index in cluster.pools, 0 for none
+
+	// What every statement that runs here counts, together, and apart
+	// from the fields above that statements only read: cores that count
+	// at once take these cache lines from each other.
+	queries  atomic.Uint64 // statements sent
+	stmts    stmtStats     // its connections' statement caches
+	meters   nodeMeters    // latency histograms, server errors, causal waits
 	inFlight atomic.Int64
 	latency  balance.EWMA
-	queries  atomic.Uint64 // statements sent
 	errors   atomic.Uint64 // connection-class failures
 	retries  atomic.Uint64 // reads retried elsewhere after failing here
 	reached  atomic.Bool   // a statement succeeded here once (see everReached)
-	stmts    stmtStats     // its connections' statement caches
-	meters   nodeMeters    // latency histograms, server errors, causal waits
-	pool     int           // its replica pool (Config.Pools): index in cluster.pools, 0 for none
 	activeMu sync.Mutex
 	active   map[*backendConn]struct{} // checked out now (see interrupt)
 
@@ -139,7 +143,7 @@ func (cl *cluster) primary() *node {
 	return cl.nodes[i]
 }
 
-func (cl *cluster) isPrimary(n *node) bool { return cl.primary() == n }
+func (cl *cluster) isPrimary(n *node) bool { return n.index == cl.mon.PrimaryIndex() }
 
 // readFilter is what a read requires of a replica beyond being up and
 // unfenced.

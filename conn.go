@@ -44,56 +44,70 @@ const maxBadConnRetries = 2
 // connection to sess: every statement runs there. database/sql calls
 // IsValid when the caller is done, and that ends the session (release).
 type conn struct {
-	cl    *cluster
-	owner *Connector // set by Driver.Open: closed with the connection
-
-	sess          *backend  // backend connection held for the caller, or nil
-	tx            driver.Tx // open BeginTx transaction on sess
-	textTx        bool      // BEGIN / START TRANSACTION seen, not yet ended
-	autocommitOff bool      // SET autocommit=0 in force
-	dirty         bool      // session state changed: sess is discarded at the end
-	primaryState  bool      // sess carries state only primary statements see (PrimaryState): kept, not pinned
-	openRows      int       // result sets still open on sess
-	broken        bool      // sess broke: database/sql must discard this conn
-	// unchecked: sess, held without session state, has not had its
-	// liveness check since database/sql handed this connection out again;
-	// it gets it when a statement is about to use it (checkHeld).
-	unchecked bool
-
-	// A write inside a transaction is recorded for read-your-writes when
-	// the transaction commits, in the session it ran in.
-	pendingWrite bool
-	pendingSess  *Session
-	// argsChecked: CheckNamedValue converted the arguments of the
-	// statement database/sql is about to run (see prep).
-	argsChecked bool
-	// rows is the result set of a statement run on the held connection,
-	// handed to database/sql without an allocation of its own while
-	// rowsOut says it is in use (a second open result set gets its own).
-	rows    rows
-	rowsOut bool
-
+	// The fields every statement reads come first, so that they share as
+	// few cache lines as possible: on cores the servers share, each line
+	// is fetched again at every statement.
+	cl   *cluster
+	sess *backend  // backend connection held for the caller, or nil
+	tx   driver.Tx // open BeginTx transaction on sess
 	// guard watches the open transaction (Config.TxIdleTimeout, TxWarnAge).
 	guard *txGuard
 	// replay logs the open BeginTx transaction for replay (Config.TxReplay).
 	replay *txLog
+
+	// What the statement running now did, for its meters and tracer: the
+	// node it reached last (1 + its index in cl.nodes; 0: none, an
+	// integer so that setting it needs no write barrier), its causal
+	// wait, whether a read was retried.
+	ran     int
+	waited  time.Duration
+	retried bool
+
+	textTx        bool // BEGIN / START TRANSACTION seen, not yet ended
+	autocommitOff bool // SET autocommit=0 in force
+	dirty         bool // session state changed: sess is discarded at the end
+	primaryState  bool // sess carries state only primary statements see (PrimaryState): kept, not pinned
+	broken        bool // sess broke: database/sql must discard this conn
+	// unchecked: sess, held without session state, has not had its
+	// liveness check since database/sql handed this connection out again;
+	// it gets it when a statement is about to use it (checkHeld).
+	unchecked bool
+	// argsChecked: CheckNamedValue converted the arguments of the
+	// statement database/sql is about to run (see prep).
+	argsChecked bool
+	// A write inside a transaction is recorded for read-your-writes when
+	// the transaction commits, in the session it ran in.
+	pendingWrite bool
+	// report: a statement is reported when it ends (Config.Tracer or
+	// Config.RouteLog), copied from the configuration with ryw
+	// (Config.Consistency is not eventual) so that a statement reads them
+	// here.
+	report, ryw bool
+	rowsOut     bool // rows is in use
+	openRows    int  // result sets still open on sess
+	pendingSess *Session
+	// rule is the pool rule (1-based, Config.PoolRules) that chose the
+	// last routed read's pool; 0: none.
+	rule int
 
 	// vars are the session variables this logical connection set without
 	// pinning (router.ReplayableSet), applied to every backend connection
 	// before its statements run (see applyVars).
 	vars sessionVars
 
-	// What the statement running now did, for its meters and tracer: the
-	// node it reached last, its causal wait, whether a read was retried.
-	ran     *node
-	waited  time.Duration
-	retried bool
-	// rule is the pool rule (1-based, Config.PoolRules) that chose the
-	// last routed read's pool; 0: none.
-	rule int
+	owner *Connector // set by Driver.Open: closed with the connection
+	// rows is the result set of a statement run on the held connection,
+	// handed to database/sql without an allocation of its own while
+	// rowsOut says it is in use (a second open result set gets its own).
+	rows rows
 	// A BeginTx transaction's tracer context and start (Config.Tracer).
 	txCtx   context.Context
 	txStart time.Duration
+}
+
+// newConn is a logical connection of cl.
+func newConn(cl *cluster) *conn {
+	return &conn{cl: cl, report: cl.cfg.Tracer != nil || cl.cfg.RouteLog, ryw: cl.cfg.Consistency != ConsistencyEventual}
 }
 
 // inTx reports an open transaction of any kind.
@@ -110,9 +124,12 @@ func (c *conn) keep() bool { return c.pinned() || c.primaryState || c.openRows >
 // pinned session or transaction, a statement that pins, or a statement for
 // the primary while the caller holds a connection to it.
 func (c *conn) onSession(d *router.Decision) bool {
-	if d.Target == router.ToSession || d.Pin {
-		return true
-	}
+	return d.Target == router.ToSession || d.Pin || c.heldPrimary(d)
+}
+
+// heldPrimary is onSession for a statement that does not pin: one for the
+// primary runs on the held connection while that is the primary's.
+func (c *conn) heldPrimary(d *router.Decision) bool {
 	if d.Target != router.ToPrimary || c.sess == nil {
 		return false
 	}
@@ -158,48 +175,66 @@ func (c *conn) rejectReadOnlyTx(err error) bool {
 // goes, and the hint that applies (the context's merged with the text's).
 // The statement path passes it down by pointer, not by value.
 type routed struct {
+	d   router.Decision // first: with cls.Kind and cls.Effect, what a statement reads
 	cls router.Class
-	d   router.Decision
 	h   hint.Hint
 }
 
-// route classifies a statement and decides where it goes, into r.
-func (c *conn) route(ctx context.Context, q string, ps *stmt, r *routed) error {
+// route classifies a statement and decides where it goes, into r, and
+// returns r; or, for a prepared statement that was routed before in the
+// same connection state without a hint in the context, it returns what
+// was decided then (stmt.routes), which nobody modifies.
+func (c *conn) route(ctx context.Context, q string, ps *stmt, r *routed) (*routed, error) {
 	c.rule = 0
+	st := router.State{InTx: c.inTx(), Pinned: c.dirty}
+	ch, hinted := hint.FromContext(ctx)
+	if ps != nil && !hinted && !c.broken {
+		if i := stateIndex(st); ps.known&(1<<i) != 0 {
+			return &ps.routes[i], nil
+		}
+	}
+	return c.routeAnew(q, ps, r, st, ch, hinted)
+}
+
+// routeAnew is route for a statement it does not remember.
+func (c *conn) routeAnew(q string, ps *stmt, r *routed, st router.State, ch hint.Hint, hinted bool) (*routed, error) {
 	if c.broken {
-		return c.lost(q)
+		return nil, c.lost(q)
 	}
 	if err := c.classify(q, ps, &r.cls); err != nil {
-		return hintErr(q, err)
+		return nil, hintErr(q, err)
 	}
 	// The uncommon cases are calls, so that the common path's code stays
 	// compact: it is cold at every statement on cores the servers share.
 	if r.cls.Effect == router.Pin && r.cls.Statements == 1 {
 		c.settleSet(q, &r.cls)
 	}
-	st := router.State{InTx: c.inTx(), Pinned: c.dirty}
-	if ch, ok := hint.FromContext(ctx); ok {
+	if hinted {
 		decideHinted(ch, r, st)
 	} else {
 		r.h = r.cls.Hint
-		if ps != nil {
-			r.d = ps.decide(&r.cls, st)
-		} else {
-			r.d = router.Decide(r.cls, r.h, st)
-		}
+		r.d = router.Decide(r.cls, r.h, st)
 	}
-	if r.d.Target == router.ToReplica {
+	// What decides a read for a replica, and whether a node hint is
+	// refused, can change from one execution to the next; the rest
+	// depends on the text and the connection state alone.
+	fixed := r.d.Target != router.ToReplica
+	if !fixed {
 		c.routeRead(q, r)
 	}
 	if r.h.Route == hint.NodeOnly && r.d.Pin {
+		fixed = false
 		if err := c.refuseNodeHint(q, r); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if r.cls.Effect == router.PrimaryState && !r.d.Pin && r.d.Target == router.ToPrimary {
 		r.d.Pin = true // it runs on the held primary connection (see onSession)
 	}
-	return nil
+	if ps != nil && !hinted && fixed {
+		ps.remember(st, r)
+	}
+	return r, nil
 }
 
 // settleSet tells apart the session statements (router.Pin) that need no
@@ -270,6 +305,15 @@ func (c *conn) classifyText(q string, ps *stmt, cls *router.Class) error {
 // session returns the held backend connection, taking one of the primary
 // (waiting for it as a write does) when there is none.
 func (c *conn) session(ctx context.Context, r *routed, q string) (*backend, error) {
+	if c.unchecked || c.sess == nil {
+		return c.takeSession(ctx, r, q)
+	}
+	return c.sess, nil
+}
+
+// takeSession is session for a held connection that is to be checked
+// first (checkHeld), or none: it takes one of the primary.
+func (c *conn) takeSession(ctx context.Context, r *routed, q string) (*backend, error) {
 	c.checkHeld(ctx)
 	if c.sess != nil {
 		return c.sess, nil
@@ -373,7 +417,7 @@ func (c *conn) unpinIdle() {
 // wrote notes a successful write on b for read-your-writes: at once in
 // autocommit, at commit inside a transaction.
 func (c *conn) wrote(ctx context.Context, b *backend, write bool) {
-	if c.cl.cfg.Consistency == ConsistencyEventual {
+	if !c.ryw {
 		return
 	}
 	if write {
@@ -428,7 +472,7 @@ func (c *conn) queryRows(ctx context.Context, q string, args []driver.NamedValue
 	p := c.prep(ps)
 	var rt routed
 	var out outcome
-	b, err := c.statement(ctx, q, args, ps, &rt, &out, func(dc driver.Conn) (err error) {
+	b, write, err := c.statement(ctx, q, args, ps, &rt, &out, func(dc driver.Conn) (err error) {
 		out.rows, out.st, err = query(ctx, dc, q, args, p)
 		return err
 	})
@@ -446,7 +490,7 @@ func (c *conn) queryRows(ctx context.Context, q string, args []driver.NamedValue
 		r = new(rows)
 	}
 	c.rowsOut = true
-	*r = rows{Rows: rowsx.Rows{Rows: out.rows}, st: out.st, c: c, write: changesData(&rt.cls), ctx: ctx}
+	*r = rows{Rows: rowsx.Rows{Rows: out.rows}, st: out.st, c: c, write: write, ctx: ctx}
 	if c.replay != nil && c.tx != nil {
 		r.log = c.replay.record(q, args, true, c.cl.cfg.ReplayLimit)
 	}
@@ -462,7 +506,7 @@ func (c *conn) exec(ctx context.Context, q string, args []driver.NamedValue, ps 
 	p := c.prep(ps)
 	var rt routed
 	var out outcome
-	b, err := c.statement(ctx, q, args, ps, &rt, &out, func(dc driver.Conn) (err error) {
+	b, write, err := c.statement(ctx, q, args, ps, &rt, &out, func(dc driver.Conn) (err error) {
 		out.res, err = exec(ctx, dc, q, args, p)
 		return err
 	})
@@ -470,7 +514,7 @@ func (c *conn) exec(ctx context.Context, q string, args []driver.NamedValue, ps 
 		return nil, err
 	}
 	if b != nil {
-		c.wrote(ctx, b, changesData(&rt.cls))
+		c.wrote(ctx, b, write)
 		b.release(false)
 	} else {
 		if c.replay != nil && c.tx != nil {
@@ -478,69 +522,85 @@ func (c *conn) exec(ctx context.Context, q string, args []driver.NamedValue, ps 
 				e.sum = resultSum(out.res)
 			}
 		}
-		c.wrote(ctx, c.sess, changesData(&rt.cls))
+		c.wrote(ctx, c.sess, write)
 		c.unpin()
 	}
 	return out.res, nil
 }
 
-// statement routes q (into r) and runs do, which leaves its result in out
-// (read here only for the tracer): on the held session connection, or
-// dispatched to a node. A dispatched statement's backend is returned for
-// the caller to release; nil means it ran on (or now is) c.sess.
-func (c *conn) statement(ctx context.Context, q string, args []driver.NamedValue, ps *stmt, r *routed, out *outcome, do work) (*backend, error) {
+// statement routes q (into r, see route) and runs do, which leaves its
+// result in out (read only to report the statement): on the held session
+// connection, or dispatched to a node. A dispatched statement's backend is
+// returned for the caller to release; nil means it ran on (or now is)
+// c.sess. write reports a statement that ran and changes data (see
+// changesData).
+func (c *conn) statement(ctx context.Context, q string, args []driver.NamedValue, ps *stmt, r *routed, out *outcome, do work) (_ *backend, write bool, _ error) {
+	if c.report {
+		return c.reported(ctx, q, args, ps, r, out, do)
+	}
+	b, r, _, _, err := c.run(ctx, q, ps, r, out, do)
+	return b, err == nil && changesData(&r.cls), err
+}
+
+// run is statement without its report. It returns the route (r, or the
+// prepared statement's: see route), whether routing succeeded (it did not
+// when the transaction guard refused the statement), and the time the
+// statement took.
+func (c *conn) run(ctx context.Context, q string, ps *stmt, r *routed, out *outcome, do work) (_ *backend, _ *routed, routed bool, took time.Duration, err error) {
 	start := monotonic()
-	tr := c.cl.cfg.Tracer
-	if tr != nil {
-		ctx = tr.StatementStart(ctx, StatementStart{SQL: q, Args: len(args)})
+	c.ran, c.waited, c.retried = 0, 0, false
+	rp, err := c.route(ctx, q, ps, r)
+	if err != nil {
+		return nil, r, false, monotonic() - start, err
 	}
-	c.ran, c.waited, c.retried = nil, 0, false
-	err := c.route(ctx, q, ps, r)
-	if err == nil && c.guard != nil {
-		err = c.enterGuard(q)
-	}
-	var b *backend
-	held, routed := false, err == nil
-	if routed {
-		c.cl.budget.Request() // every statement earns its share of retries
-		if r.cls.Effect == router.ReplayState {
-			b, held, err = c.runSet(ctx, r, q, out)
-		} else {
-			b, held, err = c.runOn(ctx, r, q, do)
+	if c.guard != nil {
+		if err = c.enterGuard(q); err != nil {
+			return nil, rp, false, monotonic() - start, err
 		}
+	}
+	c.cl.budget.Request() // every statement earns its share of retries
+	var b *backend
+	var held bool
+	if rp.cls.Effect == router.ReplayState {
+		b, held, err = c.runSet(ctx, rp, q, out)
+	} else {
+		b, held, err = c.runOn(ctx, rp, q, do)
 	}
 	if c.guard != nil {
 		c.leaveGuard()
 	}
-	took := monotonic() - start
-	if c.ran != nil {
-		c.ran.meters.latency(r.cls.Kind, took)
-	}
-	if tr != nil || c.cl.cfg.RouteLog && routed {
-		c.reportStatement(ctx, tr, q, args, r, routed, out, took, err)
+	took = monotonic() - start
+	if c.ran != 0 {
+		c.cl.nodes[c.ran-1].meters.latency(rp.cls.Kind, took)
 	}
 	if held {
 		b = nil // it ran on, or now is, c.sess
 	}
-	return b, err
+	return b, rp, true, took, err
 }
 
-// reportStatement writes the route log line of a routed statement
-// (Config.RouteLog) and ends its trace (Config.Tracer).
-func (c *conn) reportStatement(ctx context.Context, tr Tracer, q string, args []driver.NamedValue, r *routed, routed bool, out *outcome, took time.Duration, err error) {
+// reported is statement with its report: its trace (Config.Tracer) and,
+// once routed, its route log line (Config.RouteLog).
+func (c *conn) reported(ctx context.Context, q string, args []driver.NamedValue, ps *stmt, r *routed, out *outcome, do work) (*backend, bool, error) {
+	tr := c.cl.cfg.Tracer
+	if tr != nil {
+		ctx = tr.StatementStart(ctx, StatementStart{SQL: q, Args: len(args)})
+	}
+	b, r, routed, took, err := c.run(ctx, q, ps, r, out, do)
 	if c.cl.cfg.RouteLog && routed {
 		c.logRoute(ctx, q, args, r.d, c.nodeName(r.d), took, err)
 	}
 	if tr != nil {
 		tr.StatementEnd(ctx, c.statementEnd(q, r.cls, r.d, out, took, err))
 	}
+	return b, err == nil && changesData(&r.cls), err
 }
 
 // nodeName is the node the statement ran on, else the one its decision
 // named.
 func (c *conn) nodeName(d router.Decision) string {
-	if c.ran != nil {
-		return c.ran.name
+	if c.ran != 0 {
+		return c.cl.nodes[c.ran-1].name
 	}
 	return d.Node
 }
@@ -549,8 +609,9 @@ func (c *conn) nodeName(d router.Decision) string {
 func (c *conn) statementEnd(q string, cls router.Class, d router.Decision, out *outcome, took time.Duration, err error) StatementEnd {
 	e := StatementEnd{Node: c.nodeName(d), Reason: d.Reason.String(), Kind: cls.Kind.String(),
 		Redacted: redact.Literals(q), RowsAffected: -1, Waited: c.waited, Retried: c.retried, Err: err, Duration: took}
-	if c.ran != nil {
-		e.Role, e.Addr = roleOf(c.cl.isPrimary(c.ran)), c.cl.cfg.Nodes[c.ran.index].Addr
+	if c.ran != 0 {
+		n := c.cl.nodes[c.ran-1]
+		e.Role, e.Addr = roleOf(c.cl.isPrimary(n)), c.cl.cfg.Nodes[n.index].Addr
 	}
 	if c.cl.cfg.Backend != nil {
 		e.Database = c.cl.cfg.Backend.DBName
@@ -601,8 +662,8 @@ func (c *conn) runOn(ctx context.Context, r *routed, q string, do work) (*backen
 		if err != nil {
 			return nil, false, err
 		}
-		c.ran = b.node
-		err = applyVars(ctx, b.dc, &c.vars)
+		c.ran = b.node.index + 1
+		err = b.applyVars(ctx, &c.vars)
 		if err == nil {
 			err = do(b.dc)
 		}
@@ -646,8 +707,8 @@ func (c *conn) heldFailed(ctx context.Context, r *routed, q string, do work, b *
 			return nil, rerr, false
 		}
 		b = c.sess
-		c.ran = b.node
-		if err = applyVars(ctx, b.dc, &c.vars); err == nil {
+		c.ran = b.node.index + 1
+		if err = b.applyVars(ctx, &c.vars); err == nil {
 			err = do(b.dc)
 		}
 		if err == nil {
@@ -685,6 +746,11 @@ func (c *conn) checkSessionTarget(b *backend, r *routed, q string) error {
 	if r.cls.Kind == router.Read || c.cl.isPrimary(b.node) {
 		return nil
 	}
+	return writeToReplica(b, r, q)
+}
+
+// writeToReplica is checkSessionTarget's refusal.
+func writeToReplica(b *backend, r *routed, q string) error {
 	return &RouteError{Node: b.node.name, Reason: r.d.Reason.String(), Statement: quote(q), Err: ErrWriteToReplica}
 }
 
@@ -696,10 +762,12 @@ func (c *conn) checkSessionTarget(b *backend, r *routed, q string) error {
 // is prepared once per backend connection (see StmtCacheSize).
 func (c *conn) PrepareContext(ctx context.Context, q string) (driver.Stmt, error) {
 	ps := &stmt{c: c, q: q}
-	var r routed
-	if err := c.route(ctx, q, ps, &r); err != nil {
+	var rt routed
+	rp, err := c.route(ctx, q, ps, &rt)
+	if err != nil {
 		return nil, err
 	}
+	r := *rp // modified below
 	if r.d.Target != router.ToSession {
 		r.d = router.Decision{Target: router.ToPrimary, Reason: r.d.Reason}
 	}
@@ -803,7 +871,7 @@ func (c *conn) beginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, e
 	// acquire per transaction (one go-sql-driver connection would do the
 	// same).
 	if c.sess != nil {
-		err := applyVars(ctx, c.sess.dc, &c.vars)
+		err := c.sess.applyVars(ctx, &c.vars)
 		if err == nil {
 			err = begin(c.sess.dc)
 		}

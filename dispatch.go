@@ -51,7 +51,9 @@ func onNode(ctx context.Context, n *node, d router.Decision, q string, vars *ses
 				Err: fmt.Errorf("%w: %w", errConnect, err)}
 		}
 		start := monotonic()
-		err = applyVars(ctx, b.dc, vars)
+		if vars != nil { // nil: rwshard's own statement, whatever the settings
+			err = b.applyVars(ctx, vars)
+		}
 		if err == nil {
 			err = do(b.dc)
 		}
@@ -63,8 +65,8 @@ func onNode(ctx context.Context, n *node, d router.Decision, q string, vars *ses
 		}
 		bad := isBadConn(err)
 		interrupted := false
-		if bc, ok := b.dc.(*backendConn); ok {
-			interrupted = bc.interrupted.Load()
+		if b.bc != nil {
+			interrupted = b.bc.interrupted.Load()
 		}
 		b.release(bad)
 		if interrupted {
@@ -83,7 +85,7 @@ func onNode(ctx context.Context, n *node, d router.Decision, q string, vars *ses
 // onNode runs a statement of the caller's on n (see onNode), recording
 // that it reached n and any error n's server returned.
 func (c *conn) onNode(ctx context.Context, n *node, d router.Decision, q string, do work) (*backend, error) {
-	c.ran = n
+	c.ran = n.index + 1
 	b, err := onNode(ctx, n, d, q, &c.vars, do)
 	if err != nil {
 		n.meters.serverError(err)

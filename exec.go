@@ -20,8 +20,10 @@ type backend struct {
 	pc   *poolConn // from the node's own pool (connPool), or
 	sc   *sql.Conn // from a handle given to OpenDB, with dc got through Raw
 	dc   driver.Conn
-	// chk converts arguments for dc when dc is one of rwshard's own
-	// backend connections (see conn.CheckNamedValue); nil otherwise.
+	// bc is dc when dc is one of rwshard's own backend connections, and
+	// chk converts arguments for it (see conn.CheckNamedValue); nil
+	// otherwise.
+	bc   *backendConn
 	chk  driver.NamedValueChecker
 	grab func(any) error // b.setConn, bound once (no allocation per use)
 	// rows is the result set of a read dispatched to this connection and
@@ -65,7 +67,7 @@ func (n *node) acquire(ctx context.Context) (*backend, error) {
 	n.inFlight.Add(1)
 	if bc, ok := b.dc.(*backendConn); ok {
 		n.track(bc, true)
-		b.chk = bc.checker
+		b.bc, b.chk = bc, bc.checker
 	}
 	return b, nil
 }
@@ -77,7 +79,7 @@ var markBad = func(any) error { return driver.ErrBadConn }
 
 // release returns the connection to its pool, or discards it if discard.
 func (b *backend) release(discard bool) {
-	if bc, ok := b.dc.(*backendConn); ok {
+	if bc := b.bc; bc != nil {
 		b.node.track(bc, false)
 		if bc.interrupted.Load() || bc.stale {
 			discard = true
@@ -117,7 +119,7 @@ func (n *node) handleConn(ctx context.Context, b *backend) error {
 }
 
 func (b *backend) put() {
-	b.node, b.pc, b.sc, b.dc, b.chk, b.owe, b.oweAt, b.debtor = nil, nil, nil, nil, nil, false, time.Time{}, nil
+	b.node, b.pc, b.sc, b.dc, b.bc, b.chk, b.owe, b.oweAt, b.debtor = nil, nil, nil, nil, nil, nil, false, time.Time{}, nil
 	b.rows = rows{}
 	backendPool.Put(b)
 }

@@ -144,7 +144,7 @@ func (c *Connector) Explain(ctx context.Context, query string, args ...any) (Pla
 	if c.sh != nil {
 		return c.sh.Explain(ctx, query, args...)
 	}
-	return (&conn{cl: c.cl}).explain(ctx, query)
+	return newConn(c.cl).explain(ctx, query)
 }
 
 // Explain is the plan of query on this logical connection, seeing its
@@ -156,7 +156,7 @@ func (lc *conn) Explain(ctx context.Context, query string) (Plan, error) {
 
 func (lc *conn) explain(ctx context.Context, query string) (Plan, error) {
 	var r routed
-	if err := lc.route(ctx, query, nil, &r); err != nil {
+	if _, err := lc.route(ctx, query, nil, &r); err != nil {
 		return Plan{}, err
 	}
 	cls, d, h := r.cls, r.d, r.h
@@ -307,8 +307,8 @@ func (c *conn) logRoute(ctx context.Context, q string, args []driver.NamedValue,
 		slog.String("sql", sqlText),
 		slog.Duration("took", took),
 	}
-	if c.ran != nil && c.ran.pool > 0 {
-		attrs = append(attrs, slog.String("pool", c.cl.pools[c.ran.pool]))
+	if c.ran != 0 && c.cl.nodes[c.ran-1].pool > 0 {
+		attrs = append(attrs, slog.String("pool", c.cl.pools[c.cl.nodes[c.ran-1].pool]))
 	}
 	if c.rule > 0 {
 		// The rule that chose the pool, also when the read fell back out

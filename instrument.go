@@ -32,8 +32,8 @@ var LatencyBounds = []time.Duration{
 
 // histogram counts latencies in LatencyBounds buckets.
 type histogram struct {
+	sum     atomic.Int64      // nanoseconds; first, on the line of the fastest buckets
 	buckets [15]atomic.Uint64 // len(LatencyBounds)+1
-	sum     atomic.Int64      // nanoseconds
 }
 
 func (h *histogram) observe(d time.Duration) {

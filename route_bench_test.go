@@ -49,7 +49,7 @@ func benchConnWith(tb testing.TB, edit func(*Config)) *conn {
 // pick, or the primary.
 func (c *conn) decide(ctx context.Context, q string) (*node, error) {
 	var r routed
-	if err := c.route(ctx, q, nil, &r); err != nil {
+	if _, err := c.route(ctx, q, nil, &r); err != nil {
 		return nil, err
 	}
 	if r.d.Target == router.ToReplica {

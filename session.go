@@ -77,10 +77,18 @@ func WithSession(ctx context.Context) context.Context {
 }
 
 // SessionFrom returns the session ctx carries, or nil.
-func SessionFrom(ctx context.Context) *Session {
-	if !sessionsMade.Load() {
-		return nil
+func SessionFrom(ctx context.Context) (s *Session) {
+	if sessionsMade.Load() {
+		s = sessionFrom(ctx)
 	}
+	return s
+}
+
+// sessionFrom is SessionFrom's lookup, kept out of line so that
+// SessionFrom inlines: without a session made, a write pays one load.
+//
+//go:noinline
+func sessionFrom(ctx context.Context) *Session {
 	s, _ := ctx.Value(sessionKey{}).(*Session)
 	return s
 }

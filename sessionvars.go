@@ -57,14 +57,14 @@ func (v sessionVars) value(name string) (string, bool) {
 	return v.list[i].Value, true
 }
 
-// applyVars brings the backend connection dc to the settings want: one
+// applyVars brings the backend connection to the settings want: one
 // SET of what differs, saving each variable's value before its first
 // change and restoring it for a variable want does not set. Nothing when
-// dc already has them (the common case: one string comparison). A failed
-// SET leaves dc's state unknown: dc is discarded when released.
-func applyVars(ctx context.Context, dc driver.Conn, want *sessionVars) error {
-	if bc, ok := dc.(*backendConn); ok && want != nil && bc.vars.key != want.key {
-		return bc.setVars(ctx, want)
+// it already has them (the common case: one string comparison, inlined).
+// A failed SET leaves its state unknown: it is discarded when released.
+func (b *backend) applyVars(ctx context.Context, want *sessionVars) error {
+	if b.bc != nil && b.bc.vars.key != want.key {
+		return b.bc.setVars(ctx, want)
 	}
 	return nil
 }

@@ -20,32 +20,30 @@ var (
 type stmt struct {
 	c *conn
 	q string
-	// What its executions learn, for the next ones: the classifier's
-	// answer for q, and the backend connection and cache entry of the last
-	// execution (backendConn.cached). database/sql runs a driver statement
-	// under its connection's lock, so no other lock is needed.
+	// What its executions learn, for the next ones (database/sql runs a
+	// driver statement under its connection's lock, so no other lock is
+	// needed), what every execution reads first: the backend connection
+	// and cache entry of the last execution (backendConn.cached), and
+	// the routes it remembers.
+	//
+	// routes[i] is what route decided for the statement in connection
+	// state i (see stateIndex) without a hint in the context, once bit i
+	// of known is set: an execution in that state is routed the same way
+	// (see route for what is not remembered).
+	bc     *backendConn
+	ent    *cachedStmt
+	known  uint8
+	routes [4]routed
+	// The classifier's answer for q.
 	cls        router.Class
 	classified bool
-	bc         *backendConn
-	ent        *cachedStmt
-	// decided[i] is router.Decide's answer for the statement's class, its
-	// own hint and the connection state i (see stateIndex), once bit i of
-	// known is set: Decide is pure, and an execution without a context
-	// hint asks it the same question every time.
-	decided [4]router.Decision
-	known   uint8
 }
 
-// decide is router.Decide(*cls, cls.Hint, st), remembered per state.
-// cls is the statement's class as route adjusted it, which depends on
-// the state alone (see route).
-func (s *stmt) decide(cls *router.Class, st router.State) router.Decision {
+// remember keeps r as the statement's route in state st.
+func (s *stmt) remember(st router.State, r *routed) {
 	i := stateIndex(st)
-	if s.known&(1<<i) == 0 {
-		s.decided[i] = router.Decide(*cls, cls.Hint, st)
-		s.known |= 1 << i
-	}
-	return s.decided[i]
+	s.routes[i] = *r
+	s.known |= 1 << i
 }
 
 // stateIndex numbers the four router states.

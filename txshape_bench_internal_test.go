@@ -143,6 +143,12 @@ func txShapeLoop(b *testing.B, db *sql.DB, next func() bool) {
 	}
 }
 
+// evictCaches runs at every statement the instant driver answers:
+// nothing, but in the cold model of scripts/txshape-cachegrind (build tag
+// txshapecold), where it evicts the caches as the servers do that run
+// between a client's statements on the cores they share.
+var evictCaches = func() {}
+
 // instantBackend is a driver whose connections answer at once: every
 // query one row of four columns, every exec one affected row. It has the
 // interfaces go-sql-driver's connections have that matter here.
@@ -178,9 +184,11 @@ func (c *instantBackendConn) CheckNamedValue(nv *driver.NamedValue) error {
 	return err
 }
 func (*instantBackendConn) QueryContext(_ context.Context, q string, _ []driver.NamedValue) (driver.Rows, error) {
+	evictCaches()
 	return &instantBackendRows{text: q}, nil
 }
 func (*instantBackendConn) ExecContext(context.Context, string, []driver.NamedValue) (driver.Result, error) {
+	evictCaches()
 	return driver.RowsAffected(1), nil
 }
 
@@ -195,9 +203,11 @@ func (*instantBackendStmt) Query([]driver.Value) (driver.Rows, error) {
 	return &instantBackendRows{}, nil
 }
 func (*instantBackendStmt) ExecContext(context.Context, []driver.NamedValue) (driver.Result, error) {
+	evictCaches()
 	return driver.RowsAffected(1), nil
 }
 func (*instantBackendStmt) QueryContext(context.Context, []driver.NamedValue) (driver.Rows, error) {
+	evictCaches()
 	return &instantBackendRows{}, nil
 }
 

@@ -219,6 +219,10 @@ func (m *Monitor) Primary() (int, bool) {
 	return i, n.up.Load() && n.writable.Load() && !m.split.Load()
 }
 
+// PrimaryIndex is the index of the node taken as primary, usable or not:
+// Primary without the health check, one atomic load.
+func (m *Monitor) PrimaryIndex() int { return int(m.primary.Load()) }
+
 // SplitBrain reports more than one writable node.
 func (m *Monitor) SplitBrain() bool { return m.split.Load() }
 
