@@ -132,3 +132,37 @@ func TestStmtCacheRemembered(t *testing.T) {
 	assert.False(t, ps.ent.live)
 	assert.Equal(t, 0, lc.open-bc.stmts.len(), "every statement the server holds is in the cache")
 }
+
+// oldStmt is a statement of a driver written before Go 1.8: no context
+// methods.
+type oldStmt struct{ execs, queries int }
+
+func (*oldStmt) Close() error  { return nil }
+func (*oldStmt) NumInput() int { return -1 }
+func (s *oldStmt) Exec(args []driver.Value) (driver.Result, error) {
+	s.execs++
+	return driver.RowsAffected(len(args)), nil
+}
+func (s *oldStmt) Query([]driver.Value) (driver.Rows, error) {
+	s.queries++
+	return &instantBackendRows{}, nil
+}
+
+// A cached statement of such a driver runs through its Exec and Query,
+// with its arguments.
+func TestStmtCacheOldDriver(t *testing.T) {
+	c := newStmtCache(4, nil)
+	st := &oldStmt{}
+	cs := c.put("UPDATE t SET a = ? WHERE b = ?", st)
+	args := []driver.NamedValue{{Ordinal: 1, Value: int64(1)}, {Ordinal: 2, Value: "x"}}
+	res, err := cs.execer.ExecContext(context.Background(), args)
+	require.NoError(t, err)
+	n, err := res.RowsAffected()
+	require.NoError(t, err)
+	assert.Equal(t, int64(2), n, "the arguments reached Exec")
+	rows, err := cs.queryer.QueryContext(context.Background(), args)
+	require.NoError(t, err)
+	require.NoError(t, rows.Close())
+	assert.Equal(t, 1, st.execs)
+	assert.Equal(t, 1, st.queries)
+}

@@ -189,8 +189,8 @@ func (c *conn) route(ctx context.Context, q string, ps *stmt, r *routed) (*route
 	st := router.State{InTx: c.inTx(), Pinned: c.dirty}
 	ch, hinted := hint.FromContext(ctx)
 	if ps != nil && !hinted && !c.broken {
-		if i := stateIndex(st); ps.known&(1<<i) != 0 {
-			return &ps.routes[i], nil
+		if kept := ps.routes[stateIndex(st)]; kept != nil {
+			return kept, nil
 		}
 	}
 	return c.routeAnew(q, ps, r, st, ch, hinted)

@@ -20,30 +20,29 @@ var (
 type stmt struct {
 	c *conn
 	q string
-	// What its executions learn, for the next ones (database/sql runs a
+	// What its executions learn for the next ones (database/sql runs a
 	// driver statement under its connection's lock, so no other lock is
-	// needed), what every execution reads first: the backend connection
-	// and cache entry of the last execution (backendConn.cached), and
-	// the routes it remembers.
+	// needed), first what every execution reads: the backend connection
+	// and cache entry of the last execution (backendConn.cached), and the
+	// routes it remembers.
 	//
-	// routes[i] is what route decided for the statement in connection
-	// state i (see stateIndex) without a hint in the context, once bit i
-	// of known is set: an execution in that state is routed the same way
-	// (see route for what is not remembered).
+	// routes[i], once set, is what route decided for the statement in
+	// connection state i (see stateIndex) without a hint in the context:
+	// an execution in that state is routed the same way (see route for
+	// what is not remembered). Allocated for the states the statement
+	// runs in only: most run in one or two of the four.
 	bc     *backendConn
 	ent    *cachedStmt
-	known  uint8
-	routes [4]routed
+	routes [4]*routed
 	// The classifier's answer for q.
 	cls        router.Class
 	classified bool
 }
 
-// remember keeps r as the statement's route in state st.
+// remember keeps a copy of r as the statement's route in state st.
 func (s *stmt) remember(st router.State, r *routed) {
-	i := stateIndex(st)
-	s.routes[i] = *r
-	s.known |= 1 << i
+	kept := *r
+	s.routes[stateIndex(st)] = &kept
 }
 
 // stateIndex numbers the four router states.

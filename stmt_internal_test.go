@@ -75,7 +75,7 @@ func TestPreparedReadRoutedAnew(t *testing.T) {
 	assert.True(t, first == &wr, "the first execution is routed")
 	again, err := c.route(ctx, w.q, w, &wr)
 	require.NoError(t, err)
-	assert.True(t, again == &w.routes[0], "the next one gets the remembered route")
+	assert.True(t, again == w.routes[0], "the next one gets the remembered route")
 	const q = "SELECT name FROM t WHERE id = ?"
 	ps := &stmt{c: c, q: q}
 	var r routed
