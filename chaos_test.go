@@ -324,6 +324,33 @@ func TestChaosPrimaryKilled(t *testing.T) {
 // longer than the switchover: no failed write, no lost write, writes land
 // on the new primary, events per node rather than per request.
 func TestChaosSwitchover(t *testing.T) {
+	chaosSwitchover(t, func(ctx context.Context, db *sql.DB, id int) error {
+		_, err := db.ExecContext(ctx, "INSERT INTO sw VALUES (?, @@server_id)", id)
+		return err
+	})
+}
+
+// TestChaosSwitchoverPrepared is TestChaosSwitchover with the writes
+// through one statement prepared on the *sql.DB: each logical
+// connection's statement remembers its route (stmt.routes), which names
+// the primary's role, not a node, so the writes follow the switchover.
+func TestChaosSwitchoverPrepared(t *testing.T) {
+	var once sync.Once
+	var st *sql.Stmt
+	chaosSwitchover(t, func(ctx context.Context, db *sql.DB, id int) error {
+		once.Do(func() {
+			var err error
+			st, err = db.PrepareContext(ctx, "INSERT INTO sw VALUES (?, @@server_id)")
+			require.NoError(t, err)
+		})
+		_, err := st.ExecContext(ctx, id)
+		return err
+	})
+}
+
+// chaosSwitchover switches the primary over under 4 writers, each
+// writing with write.
+func chaosSwitchover(t *testing.T, write func(ctx context.Context, db *sql.DB, id int) error) {
 	l := labtest.Fresh(t, lab.RW())
 	ctx := labtest.Ctx(t, 2*time.Minute)
 	setup(t, l, "CREATE TABLE sw (id INT PRIMARY KEY, sid INT)")
@@ -338,7 +365,7 @@ func TestChaosSwitchover(t *testing.T) {
 	var wg sync.WaitGroup
 	workers(&wg, 4, stop, func() {
 		id := int(nextID.Add(1))
-		_, err := db.ExecContext(ctx, "INSERT INTO sw VALUES (?, @@server_id)", id)
+		err := write(ctx, db, id)
 		mu.Lock()
 		if err != nil {
 			failed = append(failed, err)

@@ -62,8 +62,12 @@ type cluster struct {
 	weighted   bool            // built-in weighted policy: a primary with weight > 0 takes reads
 	classifier *router.Classifier
 	budget     *health.Budget
-	probing    bool      // health probes run: Config.Health, and more than one node
-	cands      sync.Pool // *[]balance.Candidate, one per concurrent pick
+	// report: a statement is reported when it ends (Config.Tracer or
+	// Config.RouteLog); ryw: Config.Consistency is not eventual. Derived
+	// once, beside budget, which every statement reads too.
+	report, ryw bool
+	probing     bool      // health probes run: Config.Health, and more than one node
+	cands       sync.Pool // *[]balance.Candidate, one per concurrent pick
 
 	// safeFuncs: Config.ReplicaFunctions, lower case; anyFunc for "*".
 	safeFuncs map[string]bool
@@ -138,10 +142,7 @@ func (cl *cluster) partOf(s *Session) string {
 }
 
 // primary returns the node currently taken as primary.
-func (cl *cluster) primary() *node {
-	i, _ := cl.mon.Primary()
-	return cl.nodes[i]
-}
+func (cl *cluster) primary() *node { return cl.nodes[cl.mon.PrimaryIndex()] }
 
 func (cl *cluster) isPrimary(n *node) bool { return n.index == cl.mon.PrimaryIndex() }
 

@@ -78,14 +78,9 @@ type conn struct {
 	// A write inside a transaction is recorded for read-your-writes when
 	// the transaction commits, in the session it ran in.
 	pendingWrite bool
-	// report: a statement is reported when it ends (Config.Tracer or
-	// Config.RouteLog), copied from the configuration with ryw
-	// (Config.Consistency is not eventual) so that a statement reads them
-	// here.
-	report, ryw bool
-	rowsOut     bool // rows is in use
-	openRows    int  // result sets still open on sess
-	pendingSess *Session
+	rowsOut      bool // rows is in use
+	openRows     int  // result sets still open on sess
+	pendingSess  *Session
 	// rule is the pool rule (1-based, Config.PoolRules) that chose the
 	// last routed read's pool; 0: none.
 	rule int
@@ -105,9 +100,15 @@ type conn struct {
 	txStart time.Duration
 }
 
-// newConn is a logical connection of cl.
-func newConn(cl *cluster) *conn {
-	return &conn{cl: cl, report: cl.cfg.Tracer != nil || cl.cfg.RouteLog, ryw: cl.cfg.Consistency != ConsistencyEventual}
+// reached records n as the node the running statement reached last.
+func (c *conn) reached(n *node) { c.ran = n.index + 1 }
+
+// ranOn is the node the running statement reached last, or nil.
+func (c *conn) ranOn() *node {
+	if c.ran == 0 {
+		return nil
+	}
+	return c.cl.nodes[c.ran-1]
 }
 
 // inTx reports an open transaction of any kind.
@@ -417,7 +418,7 @@ func (c *conn) unpinIdle() {
 // wrote notes a successful write on b for read-your-writes: at once in
 // autocommit, at commit inside a transaction.
 func (c *conn) wrote(ctx context.Context, b *backend, write bool) {
-	if !c.ryw {
+	if !c.cl.ryw {
 		return
 	}
 	if write {
@@ -535,7 +536,7 @@ func (c *conn) exec(ctx context.Context, q string, args []driver.NamedValue, ps 
 // c.sess. write reports a statement that ran and changes data (see
 // changesData).
 func (c *conn) statement(ctx context.Context, q string, args []driver.NamedValue, ps *stmt, r *routed, out *outcome, do work) (_ *backend, write bool, _ error) {
-	if c.report {
+	if c.cl.report {
 		return c.reported(ctx, q, args, ps, r, out, do)
 	}
 	b, r, _, _, err := c.run(ctx, q, ps, r, out, do)
@@ -570,8 +571,8 @@ func (c *conn) run(ctx context.Context, q string, ps *stmt, r *routed, out *outc
 		c.leaveGuard()
 	}
 	took = monotonic() - start
-	if c.ran != 0 {
-		c.cl.nodes[c.ran-1].meters.latency(rp.cls.Kind, took)
+	if n := c.ranOn(); n != nil {
+		n.meters.latency(rp.cls.Kind, took)
 	}
 	if held {
 		b = nil // it ran on, or now is, c.sess
@@ -599,8 +600,8 @@ func (c *conn) reported(ctx context.Context, q string, args []driver.NamedValue,
 // nodeName is the node the statement ran on, else the one its decision
 // named.
 func (c *conn) nodeName(d router.Decision) string {
-	if c.ran != 0 {
-		return c.cl.nodes[c.ran-1].name
+	if n := c.ranOn(); n != nil {
+		return n.name
 	}
 	return d.Node
 }
@@ -609,8 +610,7 @@ func (c *conn) nodeName(d router.Decision) string {
 func (c *conn) statementEnd(q string, cls router.Class, d router.Decision, out *outcome, took time.Duration, err error) StatementEnd {
 	e := StatementEnd{Node: c.nodeName(d), Reason: d.Reason.String(), Kind: cls.Kind.String(),
 		Redacted: redact.Literals(q), RowsAffected: -1, Waited: c.waited, Retried: c.retried, Err: err, Duration: took}
-	if c.ran != 0 {
-		n := c.cl.nodes[c.ran-1]
+	if n := c.ranOn(); n != nil {
 		e.Role, e.Addr = roleOf(c.cl.isPrimary(n)), c.cl.cfg.Nodes[n.index].Addr
 	}
 	if c.cl.cfg.Backend != nil {
@@ -662,7 +662,7 @@ func (c *conn) runOn(ctx context.Context, r *routed, q string, do work) (*backen
 		if err != nil {
 			return nil, false, err
 		}
-		c.ran = b.node.index + 1
+		c.reached(b.node)
 		err = b.applyVars(ctx, &c.vars)
 		if err == nil {
 			err = do(b.dc)
@@ -707,7 +707,7 @@ func (c *conn) heldFailed(ctx context.Context, r *routed, q string, do work, b *
 			return nil, rerr, false
 		}
 		b = c.sess
-		c.ran = b.node.index + 1
+		c.reached(b.node)
 		if err = b.applyVars(ctx, &c.vars); err == nil {
 			err = do(b.dc)
 		}
@@ -746,11 +746,6 @@ func (c *conn) checkSessionTarget(b *backend, r *routed, q string) error {
 	if r.cls.Kind == router.Read || c.cl.isPrimary(b.node) {
 		return nil
 	}
-	return writeToReplica(b, r, q)
-}
-
-// writeToReplica is checkSessionTarget's refusal.
-func writeToReplica(b *backend, r *routed, q string) error {
 	return &RouteError{Node: b.node.name, Reason: r.d.Reason.String(), Statement: quote(q), Err: ErrWriteToReplica}
 }
 
@@ -1012,9 +1007,9 @@ func (c *conn) Ping(ctx context.Context) error {
 // Otherwise the value is accepted unchanged, and the backend connection
 // the statement runs on converts it.
 func (c *conn) CheckNamedValue(nv *driver.NamedValue) error {
-	if b := c.sess; b != nil && b.chk != nil {
+	if b := c.sess; b != nil && b.bc != nil && b.bc.checker != nil {
 		c.argsChecked = true
-		return b.chk.CheckNamedValue(nv)
+		return b.bc.checker.CheckNamedValue(nv)
 	}
 	c.argsChecked = false
 	return nil

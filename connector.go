@@ -161,6 +161,7 @@ func newCluster(cfg *Config) (*cluster, error) {
 		weighted:   cfg.Policy == nil && cfg.Balance == "weighted",
 	}
 	cl.txTracer, _ = cfg.Tracer.(TxTracer)
+	cl.report, cl.ryw = cfg.Tracer != nil || cfg.RouteLog, cfg.Consistency != ConsistencyEventual
 	cl.replay = len(cfg.dbs) == 0
 	for _, f := range cfg.ReplicaFunctions {
 		if f == "*" {
@@ -301,7 +302,7 @@ func (c *Connector) Connect(ctx context.Context) (driver.Conn, error) {
 	if c.sh != nil {
 		return c.sh.Connect(ctx)
 	}
-	return newConn(c.cl), nil
+	return &conn{cl: c.cl}, nil
 }
 
 // Driver returns rwshard's Driver, bound to c: ConnectorOf finds c

@@ -85,7 +85,7 @@ func onNode(ctx context.Context, n *node, d router.Decision, q string, vars *ses
 // onNode runs a statement of the caller's on n (see onNode), recording
 // that it reached n and any error n's server returned.
 func (c *conn) onNode(ctx context.Context, n *node, d router.Decision, q string, do work) (*backend, error) {
-	c.ran = n.index + 1
+	c.reached(n)
 	b, err := onNode(ctx, n, d, q, &c.vars, do)
 	if err != nil {
 		n.meters.serverError(err)

@@ -20,11 +20,9 @@ type backend struct {
 	pc   *poolConn // from the node's own pool (connPool), or
 	sc   *sql.Conn // from a handle given to OpenDB, with dc got through Raw
 	dc   driver.Conn
-	// bc is dc when dc is one of rwshard's own backend connections, and
-	// chk converts arguments for it (see conn.CheckNamedValue); nil
+	// bc is dc when dc is one of rwshard's own backend connections; nil
 	// otherwise.
 	bc   *backendConn
-	chk  driver.NamedValueChecker
 	grab func(any) error // b.setConn, bound once (no allocation per use)
 	// rows is the result set of a read dispatched to this connection and
 	// handed to database/sql (see conn.queryRows): it lives exactly as
@@ -67,7 +65,7 @@ func (n *node) acquire(ctx context.Context) (*backend, error) {
 	n.inFlight.Add(1)
 	if bc, ok := b.dc.(*backendConn); ok {
 		n.track(bc, true)
-		b.bc, b.chk = bc, bc.checker
+		b.bc = bc
 	}
 	return b, nil
 }
@@ -119,7 +117,7 @@ func (n *node) handleConn(ctx context.Context, b *backend) error {
 }
 
 func (b *backend) put() {
-	b.node, b.pc, b.sc, b.dc, b.bc, b.chk, b.owe, b.oweAt, b.debtor = nil, nil, nil, nil, nil, nil, false, time.Time{}, nil
+	b.node, b.pc, b.sc, b.dc, b.bc, b.owe, b.oweAt, b.debtor = nil, nil, nil, nil, nil, false, time.Time{}, nil
 	b.rows = rows{}
 	backendPool.Put(b)
 }

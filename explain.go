@@ -144,7 +144,7 @@ func (c *Connector) Explain(ctx context.Context, query string, args ...any) (Pla
 	if c.sh != nil {
 		return c.sh.Explain(ctx, query, args...)
 	}
-	return newConn(c.cl).explain(ctx, query)
+	return (&conn{cl: c.cl}).explain(ctx, query)
 }
 
 // Explain is the plan of query on this logical connection, seeing its
@@ -307,8 +307,8 @@ func (c *conn) logRoute(ctx context.Context, q string, args []driver.NamedValue,
 		slog.String("sql", sqlText),
 		slog.Duration("took", took),
 	}
-	if c.ran != 0 && c.cl.nodes[c.ran-1].pool > 0 {
-		attrs = append(attrs, slog.String("pool", c.cl.pools[c.cl.nodes[c.ran-1].pool]))
+	if n := c.ranOn(); n != nil && n.pool > 0 {
+		attrs = append(attrs, slog.String("pool", c.cl.pools[n.pool]))
 	}
 	if c.rule > 0 {
 		// The rule that chose the pool, also when the read fell back out
