@@ -29,6 +29,7 @@ var (
 	threads      = flag.Int("tpcc.threads", envInt("TPCC_THREADS", 8), "TPC-C client threads (go-tpc -T)")
 	pairDuration = flag.Duration("tpcc.duration", envDuration("TPCC_DURATION", 15*time.Second), "TPC-C: each side's run in a pair")
 	pairs        = flag.Int("tpcc.pairs", envInt("TPCC_PAIRS", 20), "TPC-C: interleaved pairs (direct and rwshard, order alternating; even: each side first equally often)")
+	slice        = flag.Duration("tpcc.slice", envDuration("TPCC_SLICE", time.Second), "TPC-C: both sides of a pair open at once, alternating in slices this long until each has run -tpcc.duration (0, or not shorter than -tpcc.duration: whole runs, one side after the other)")
 	warmup       = flag.Duration("tpcc.warmup", envDuration("TPCC_WARMUP", 10*time.Second), "TPC-C: an unmeasured run through each side before the pairs (0: none)")
 	bufferPool   = flag.Int("tpcc.bufferpool", envInt("TPCC_BUFFER_POOL_MB", 512), "TPC-C: innodb_buffer_pool_size in MiB set on every node before loading (0: the lab's 64)")
 	dsnParams    = flag.String("tpcc.params", envString("TPCC_PARAMS", "multiStatements=true"), "DSN parameters of both sides (go-tpc's CLI uses multiStatements=true)")

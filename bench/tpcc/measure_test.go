@@ -333,6 +333,14 @@ func profile(t testing.TB, side string) (stop func()) {
 	}
 }
 
+// idleMove is the CPU to move onto side a from side b in a sliced pair:
+// a's idle handle ran during b's slices (for b's wall time, at idleA CPU
+// nanoseconds per second) and was read as b's, b's during a's. Negative
+// when b is owed more than a.
+func idleMove(idleA, idleB float64, wallA, wallB time.Duration) time.Duration {
+	return time.Duration(idleA*wallB.Seconds() - idleB*wallA.Seconds())
+}
+
 // serverCPUKey is the key of a node's process CPU time (µs) in snapshot.
 const serverCPUKey = "cpu.us"
 

@@ -102,3 +102,25 @@ func TestOrderBalanced(t *testing.T) {
 		t.Error("one pair: the order cannot be separated")
 	}
 }
+
+// idleMove gives each side of a sliced pair back what its idle handle
+// cost during the other's slices: a side that idles at 2 ms/s over the
+// other's 15 s is owed 30 ms, less what it was charged for the other's.
+func TestIdleMove(t *testing.T) {
+	const ms = float64(time.Millisecond)
+	cases := []struct {
+		idleA, idleB float64
+		wallA, wallB time.Duration
+		want         time.Duration
+	}{
+		{2 * ms, 0, 16 * time.Second, 15 * time.Second, 30 * time.Millisecond},
+		{2 * ms, 0.2 * ms, 16 * time.Second, 15 * time.Second, 30*time.Millisecond - 3200*time.Microsecond},
+		{0.2 * ms, 2 * ms, 10 * time.Second, 10 * time.Second, -18 * time.Millisecond},
+		{0, 0, time.Second, time.Second, 0},
+	}
+	for _, c := range cases {
+		if got := idleMove(c.idleA, c.idleB, c.wallA, c.wallB); got != c.want {
+			t.Errorf("idleMove(%v, %v, %v, %v) = %v, want %v", c.idleA, c.idleB, c.wallA, c.wallB, got, c.want)
+		}
+	}
+}
