@@ -290,10 +290,10 @@ type tpccResult struct {
 	errSamples   map[string]int
 	where        string // rwshard: where its statements went
 	slices       int    // the runs it was measured in (see sliced)
-	// In a sliced pair, the CPU the other side's open and idle handle
-	// used during this side's slices, less this side's during the
-	// other's, taken out of the other side's reading (chargeIdle); 0 in
-	// whole runs.
+	// In a sliced pair, the CPU this side's open, idle handle used
+	// during the other side's slices (read as the other's), less the
+	// other's during this side's (read as this side's): moved here by
+	// chargeIdle. 0 in whole runs.
 	idle time.Duration
 	// rwshard: statements it sent to the replicas, and read-only
 	// refusals (1290, 1836) the replicas returned.
@@ -617,14 +617,14 @@ func reportTPCC(t *testing.T, results map[string][]tpccResult) {
 // idleCharged describes, for sliced pairs, what chargeIdle moved and the
 // CPU ratio as read, before the move ("" for whole runs).
 func idleCharged(results map[string][]tpccResult) string {
+	if !sliced() {
+		return ""
+	}
 	var raw []float64
 	var moved time.Duration
 	var txns int64
 	for i := range results[direct] {
 		d, r := results[direct][i], results[viaRW][i]
-		if d.idle == 0 && r.idle == 0 {
-			return ""
-		}
 		moved += r.idle
 		txns += r.txns
 		raw = append(raw, float64(r.perTxn(r.user+r.kernel))/float64(d.perTxn(d.user+d.kernel)))
