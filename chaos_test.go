@@ -324,9 +324,11 @@ func TestChaosPrimaryKilled(t *testing.T) {
 // longer than the switchover: no failed write, no lost write, writes land
 // on the new primary, events per node rather than per request.
 func TestChaosSwitchover(t *testing.T) {
-	chaosSwitchover(t, func(ctx context.Context, db *sql.DB, id int) error {
-		_, err := db.ExecContext(ctx, "INSERT INTO sw VALUES (?, @@server_id)", id)
-		return err
+	chaosSwitchover(t, func(ctx context.Context, db *sql.DB) func(id int) error {
+		return func(id int) error {
+			_, err := db.ExecContext(ctx, "INSERT INTO sw VALUES (?, @@server_id)", id)
+			return err
+		}
 	})
 }
 
@@ -335,27 +337,27 @@ func TestChaosSwitchover(t *testing.T) {
 // connection's statement remembers its route (stmt.routes), which names
 // the primary's role, not a node, so the writes follow the switchover.
 func TestChaosSwitchoverPrepared(t *testing.T) {
-	var once sync.Once
-	var st *sql.Stmt
-	chaosSwitchover(t, func(ctx context.Context, db *sql.DB, id int) error {
-		once.Do(func() {
-			var err error
-			st, err = db.PrepareContext(ctx, "INSERT INTO sw VALUES (?, @@server_id)")
-			require.NoError(t, err)
-		})
-		_, err := st.ExecContext(ctx, id)
-		return err
+	chaosSwitchover(t, func(ctx context.Context, db *sql.DB) func(id int) error {
+		st, err := db.PrepareContext(ctx, "INSERT INTO sw VALUES (?, @@server_id)")
+		require.NoError(t, err)
+		t.Cleanup(func() { st.Close() })
+		return func(id int) error {
+			_, err := st.ExecContext(ctx, id)
+			return err
+		}
 	})
 }
 
-// chaosSwitchover switches the primary over under 4 writers, each
-// writing with write.
-func chaosSwitchover(t *testing.T, write func(ctx context.Context, db *sql.DB, id int) error) {
+// chaosSwitchover switches the primary over under 4 writers. writer,
+// called once on the test's goroutine with the rwshard handle, returns
+// what one write of a worker does.
+func chaosSwitchover(t *testing.T, writer func(ctx context.Context, db *sql.DB) func(id int) error) {
 	l := labtest.Fresh(t, lab.RW())
 	ctx := labtest.Ctx(t, 2*time.Minute)
 	setup(t, l, "CREATE TABLE sw (id INT PRIMARY KEY, sid INT)")
 	db, events := chaosDB(t, l, "rwshard.probeInterval=250ms&rwshard.probeTimeout=200ms&rwshard.writePause=10s")
-	oldPrimary, newPrimary := l.Primary(), l.Replicas()[1]
+	newPrimary := l.Replicas()[1]
+	write := writer(ctx, db)
 
 	var mu sync.Mutex
 	var acked []int
@@ -365,7 +367,7 @@ func chaosSwitchover(t *testing.T, write func(ctx context.Context, db *sql.DB, i
 	var wg sync.WaitGroup
 	workers(&wg, 4, stop, func() {
 		id := int(nextID.Add(1))
-		err := write(ctx, db, id)
+		err := write(id)
 		mu.Lock()
 		if err != nil {
 			failed = append(failed, err)
@@ -406,7 +408,6 @@ func chaosSwitchover(t *testing.T, write func(ctx context.Context, db *sql.DB, i
 		last = max(last, id)
 	}
 	assert.Equal(t, newPrimary.ServerID, have[last], "the last write ran on %s", l.NodeByServerID(int64(have[last])))
-	_ = oldPrimary
 	assert.Equal(t, 1, events.count(health.SwitchoverFollowed), "switchover events: %v", events.all())
 	assert.LessOrEqual(t, len(events.all()), 10, "events per request instead of per node: %v", events.all())
 }

@@ -30,8 +30,9 @@ func slicesPerSide() int { return int((*pairDuration + *slice - 1) / *slice) }
 
 // slicedPair runs pair p: both sides open, in pairOrder(p), then
 // alternating slices starting with the first, each slice's server
-// counters added to the write audit under its side.
-func slicedPair(t *testing.T, l *lab.Lab, p int, audit *writeAudit) []tpccResult {
+// counters added to the write audit under its side, and each side's
+// idle cost (idleCost) moved back to it (chargeIdle).
+func slicedPair(t *testing.T, l *lab.Lab, p int, audit *writeAudit, idle map[string]float64) []tpccResult {
 	t.Helper()
 	order := pairOrder(p)
 	sides := make([]*tpccSide, len(order))
@@ -58,6 +59,7 @@ func slicedPair(t *testing.T, l *lab.Lab, p int, audit *writeAudit) []tpccResult
 	for i, s := range sides {
 		rs[i] = s.finish()
 	}
+	chargeIdle(rs, idle)
 	return rs
 }
 
