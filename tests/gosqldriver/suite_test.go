@@ -108,7 +108,7 @@ func TestGoSQLDriverSuite(t *testing.T) {
 			t.Fatalf("%s: no test passed:\n%s", name, tail(out.String(), 4000))
 		}
 		if strings.Contains(out.String(), "panic: ") {
-			t.Errorf("%s: the suite panicked:\n%s", name, tail(out.String(), 6000))
+			t.Errorf("%s: the suite panicked:\n%s", name, panicText(out.Bytes(), 40))
 		}
 		if err != nil && counts["fail"] == 0 {
 			t.Fatalf("%s: go test failed without a failing test (a panic or a build error):\n%s", name, tail(out.String(), 4000))
@@ -171,6 +171,30 @@ func results(out []byte) map[string]string {
 		}
 	}
 	return res
+}
+
+// panicText is go test's -json output as text (its events' Output)
+// from the first panic on, at most n lines: a -timeout panic names the
+// tests still running in its first lines, which the end of a long
+// goroutine dump leaves out.
+func panicText(out []byte, n int) string {
+	var b strings.Builder
+	for _, line := range bytes.Split(out, []byte("\n")) {
+		var e struct{ Output string }
+		if json.Unmarshal(line, &e) == nil {
+			b.WriteString(e.Output)
+		} else if len(line) > 0 {
+			b.Write(line)
+			b.WriteByte('\n')
+		}
+	}
+	s := b.String()
+	i := strings.Index(s, "panic: ")
+	if i < 0 {
+		return ""
+	}
+	lines := strings.SplitN(s[i:], "\n", n+1)
+	return strings.Join(lines[:min(n, len(lines))], "\n")
 }
 
 func tail(s string, n int) string {
