@@ -60,7 +60,9 @@ func onNode(ctx context.Context, n *node, d router.Decision, q string, vars *ses
 		if err == nil {
 			n.observe(start)
 			n.h.Success()
-			n.reached.Store(true)
+			if !n.reached.Load() { // a store would take the cache line from every other core
+				n.reached.Store(true)
+			}
 			return b, nil
 		}
 		bad := isBadConn(err)

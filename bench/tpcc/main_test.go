@@ -39,7 +39,8 @@ var (
 	readDuration  = flag.Duration("read.duration", envDuration("READ_DURATION", 20*time.Second), "read-only mix: each side's run in a pair")
 	readPairs     = flag.Int("read.pairs", envInt("READ_PAIRS", 3), "read-only mix: interleaved pairs")
 	readWarmup    = flag.Duration("read.warmup", envDuration("READ_WARMUP", 5*time.Second), "read-only mix: an unmeasured run through each side before the pairs (0: none)")
-	readPlacement = flag.String("read.placement", envString("READ_PLACEMENT", "shared,pinned"), "read-only mix: the servers' CPU placements to run, in order: shared (every server on every core) and pinned (the primary and replica1 on one half of the CPUs, replica2 on the other, so that each side's active servers have CPUs of their own)")
+	readPlacement = flag.String("read.placement", envString("READ_PLACEMENT", "shared,capped"), "read-only mix: the servers' CPU placements to run, in order: shared (every server on every core), capped (every server held to -read.cap CPUs by a cgroup, as if on a machine of its own; the target is judged here) and pinned (the primary and replica1 on one half of the CPUs, replica2 on the other)")
+	readCap       = flag.Float64("read.cap", envFloat("READ_CAP", 0.5), "read-only mix, capped placement: the CPUs each server may use")
 	readRows      = flag.Int("read.rows", envInt("READ_ROWS", 100000), "read-only mix: rows of sbtest1")
 
 	cpuProfiles = flag.String("bench.cpuprofile", envString("BENCH_CPUPROFILE", ""), "write a CPU profile of every measured run into this directory (<test>-<n>-<side>.pprof)")
@@ -61,6 +62,13 @@ func envInt(k string, def int) int {
 
 func envDuration(k string, def time.Duration) time.Duration {
 	if v, err := time.ParseDuration(os.Getenv(k)); err == nil {
+		return v
+	}
+	return def
+}
+
+func envFloat(k string, def float64) float64 {
+	if v, err := strconv.ParseFloat(os.Getenv(k), 64); err == nil {
 		return v
 	}
 	return def
