@@ -22,9 +22,9 @@ const capPeriod = 10 * time.Millisecond
 // capServers emulates servers on machines of their own by giving each the
 // same CPU time: a CPU controller group per server (cgroup v2 cpu.max,
 // or v1 cpu.cfs_quota_us) with a quota of cpus CPUs. Unlike pinServers it
-// leaves the client no core of its own on one side and not the other:
-// every server runs at the same speed whatever runs beside it, and the
-// client takes what the servers leave, on both sides. The servers go back
+// gives neither side's client a core of its own: every server runs at the
+// same speed whatever runs beside it, and the client takes what the
+// servers leave, on both sides. The servers go back
 // to their own groups and the groups are removed when the test ends.
 func capServers(t *testing.T, l *lab.Lab, cpus float64) {
 	t.Helper()
@@ -61,15 +61,13 @@ func capServers(t *testing.T, l *lab.Lab, cpus float64) {
 				t.Logf("%s: %v", n.Name, err)
 			}
 		})
-		limits := map[string]string{"cpu.max": fmt.Sprintf("%d %d", quota.Microseconds(), capPeriod.Microseconds())}
-		if !v2 {
-			limits = map[string]string{"cpu.cfs_period_us": fmt.Sprint(capPeriod.Microseconds()), "cpu.cfs_quota_us": fmt.Sprint(quota.Microseconds())}
+		limits := [][2]string{{"cpu.max", fmt.Sprintf("%d %d", quota.Microseconds(), capPeriod.Microseconds())}}
+		if !v2 { // the period first: a quota is checked against it
+			limits = [][2]string{{"cpu.cfs_period_us", fmt.Sprint(capPeriod.Microseconds())}, {"cpu.cfs_quota_us", fmt.Sprint(quota.Microseconds())}}
 		}
-		for _, f := range []string{"cpu.cfs_period_us", "cpu.cfs_quota_us", "cpu.max"} {
-			if v, ok := limits[f]; ok {
-				if err := os.WriteFile(filepath.Join(dir, f), []byte(v), 0); err != nil {
-					t.Fatalf("%s: %s: %v", n.Name, f, err)
-				}
+		for _, lim := range limits {
+			if err := os.WriteFile(filepath.Join(dir, lim[0]), []byte(lim[1]), 0); err != nil {
+				t.Fatalf("%s: %s %s: %v", n.Name, lim[0], lim[1], err)
 			}
 		}
 		if err := os.WriteFile(filepath.Join(dir, "cgroup.procs"), []byte(pid), 0); err != nil {
