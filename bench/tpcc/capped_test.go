@@ -24,8 +24,8 @@ const capPeriod = 10 * time.Millisecond
 // or v1 cpu.cfs_quota_us) with a quota of cpus CPUs. Unlike pinServers it
 // gives neither side's client a core of its own: every server runs at the
 // same speed whatever runs beside it, and the client takes what the
-// servers leave, on both sides. The servers go back
-// to their own groups and the groups are removed when the test ends.
+// servers leave, on both sides. The servers go back to their own groups
+// and the groups are removed when the test ends.
 func capServers(t *testing.T, l *lab.Lab, cpus float64) {
 	t.Helper()
 	if cpus <= 0 {
@@ -90,13 +90,7 @@ func cpuCgroupRoot() (root string, v2 bool, err error) {
 	for sc.Scan() {
 		// ID parent major:minor root mountpoint options [optional...] - fstype source superoptions
 		fields := strings.Fields(sc.Text())
-		sep := -1
-		for i, f := range fields {
-			if f == "-" {
-				sep = i
-				break
-			}
-		}
+		sep := slices.Index(fields, "-")
 		if sep < 0 || sep+3 >= len(fields) || len(fields) < 5 {
 			continue
 		}
