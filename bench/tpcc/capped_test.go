@@ -19,6 +19,9 @@ import (
 // server over its quota waits a few milliseconds, not a tenth of a second.
 const capPeriod = 10 * time.Millisecond
 
+// capNeeds is what a capped run needs, and the way to run without it.
+const capNeeds = "the capped placement needs a writable cgroup CPU controller (run as root, or leave it out: -read.placement shared,pinned, with no target judged)"
+
 // capServers emulates servers on machines of their own by giving each the
 // same CPU time: a CPU controller group per server (cgroup v2 cpu.max,
 // or v1 cpu.cfs_quota_us) with a quota of cpus CPUs. Unlike pinServers it
@@ -33,22 +36,18 @@ func capServers(t *testing.T, l *lab.Lab, cpus float64) {
 	}
 	root, v2, err := cpuCgroupRoot()
 	if err != nil {
-		t.Fatalf("the capped placement needs a writable cgroup CPU controller (run as root): %v", err)
+		t.Fatalf("%s: %v", capNeeds, err)
 	}
 	quota := time.Duration(cpus * float64(capPeriod))
 	for _, n := range l.Nodes() {
-		b, err := os.ReadFile(filepath.Join(n.Dir, "pid"))
-		if err != nil {
-			t.Fatalf("%s: %v", n.Name, err)
-		}
-		pid := strings.TrimSpace(string(b))
+		pid := serverPID(t, n)
 		from, err := ownCgroup(pid, v2)
 		if err != nil {
 			t.Fatalf("%s (pid %s): %v", n.Name, pid, err)
 		}
 		dir := filepath.Join(root, fmt.Sprintf("rwshard-bench-%d-%s", os.Getpid(), n.Name))
 		if err := os.Mkdir(dir, 0o755); err != nil {
-			t.Fatalf("%s: %v", n.Name, err)
+			t.Fatalf("%s: %s: %v", n.Name, capNeeds, err)
 		}
 		t.Cleanup(func() {
 			if st, err := os.ReadFile(filepath.Join(dir, "cpu.stat")); err == nil {

@@ -344,15 +344,22 @@ func idleMove(idleA, idleB float64, wallA, wallB time.Duration) time.Duration {
 // serverCPUKey is the key of a node's process CPU time (µs) in snapshot.
 const serverCPUKey = "cpu.us"
 
-// serverCPU is the user+system CPU time the node's mariadbd has used
-// (/proc/<pid>/stat): with the client's, what a run cost the machine.
-func serverCPU(t testing.TB, n *lab.Node) time.Duration {
+// serverPID is the process id of the node's mariadbd, from the pid file
+// it writes (the lab may have been started by another process).
+func serverPID(t testing.TB, n *lab.Node) string {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(n.Dir, "pid"))
 	if err != nil {
 		t.Fatalf("%s: %v", n.Name, err)
 	}
-	stat, err := os.ReadFile(filepath.Join("/proc", strings.TrimSpace(string(b)), "stat"))
+	return strings.TrimSpace(string(b))
+}
+
+// serverCPU is the user+system CPU time the node's mariadbd has used
+// (/proc/<pid>/stat): with the client's, what a run cost the machine.
+func serverCPU(t testing.TB, n *lab.Node) time.Duration {
+	t.Helper()
+	stat, err := os.ReadFile(filepath.Join("/proc", serverPID(t, n), "stat"))
 	if err != nil {
 		t.Fatalf("%s: %v", n.Name, err)
 	}

@@ -6,10 +6,9 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"maps"
 	"math/rand/v2"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -61,26 +60,34 @@ func TestReadHeavy(t *testing.T) {
 	l := rwLab.Get(t)
 	t.Logf("read-only mix: %d rows, %d goroutines, %d pairs of %s (warm-up %s per side), placements %q, DSN parameters %q, rwshard's own %q; load average %s",
 		*readRows, *readThreads, *readPairs, *readDuration, *readWarmup, *readPlacement, *dsnParams, *rwParams, loadAvg())
-	placements := strings.Split(*readPlacement, ",")
-	for _, placement := range placements {
-		if !slices.Contains([]string{"shared", "pinned", "capped"}, placement) {
-			t.Fatalf("-read.placement: %q is none of shared, pinned and capped", placement)
+	names := strings.Split(*readPlacement, ",")
+	for _, name := range names {
+		if _, ok := placements[name]; !ok {
+			t.Fatalf("-read.placement: %q is none of %s", name, strings.Join(slices.Sorted(maps.Keys(placements)), ", "))
 		}
 	}
 	enableUserstat(t, l)
 	loadSbtest(t, l, *readRows)
-	for _, placement := range placements {
-		t.Run(placement, func(t *testing.T) {
-			switch placement {
-			case "pinned":
-				pinServers(t, l)
-			case "capped":
-				capServers(t, l, *readCap)
+	for _, name := range names {
+		t.Run(name, func(t *testing.T) {
+			if place := placements[name]; place != nil {
+				place(t, l)
 			}
-			readPairsRun(t, l, placement == "capped")
+			readPairsRun(t, l, name == judgedPlacement)
 		})
 	}
 }
+
+// placements are the servers' CPU placements of the read-only mix, by
+// name: what sets one up (nil: the servers as the lab started them).
+var placements = map[string]func(*testing.T, *lab.Lab){
+	"shared": nil,
+	"pinned": pinServers,
+	"capped": func(t *testing.T, l *lab.Lab) { capServers(t, l, *readCap) },
+}
+
+// judgedPlacement is where the read-only mix's target is judged.
+const judgedPlacement = "capped"
 
 // readPairsRun runs the warm-up and the pairs of the read-only mix in the
 // servers' current placement and reports them; judged says whether the
@@ -138,7 +145,7 @@ func readPairsRun(t *testing.T, l *lab.Lab, judged bool) {
 	if judged {
 		verdict(t, what, m > minReadsRatio, fmt.Sprintf("> %.2f", minReadsRatio))
 	} else {
-		t.Logf("%s (no target here: judged in the capped placement)", what)
+		t.Logf("%s (no target here: judged in the %s placement)", what, judgedPlacement)
 	}
 	t.Logf("load average at end: %s", loadAvg())
 }
@@ -383,11 +390,7 @@ func pinServers(t *testing.T, l *lab.Lab) {
 	all := fmt.Sprintf("0-%d", cpus-1)
 	sets := map[string]string{l.Primary().Name: half, l.Replicas()[0].Name: half, l.Replicas()[1].Name: other}
 	for _, n := range l.Nodes() {
-		b, err := os.ReadFile(filepath.Join(n.Dir, "pid"))
-		if err != nil {
-			t.Fatalf("%s: %v", n.Name, err)
-		}
-		pid := strings.TrimSpace(string(b))
+		pid := serverPID(t, n)
 		taskset := func(set string) error {
 			out, err := exec.Command("taskset", "-a", "-p", "-c", set, pid).CombinedOutput()
 			if err != nil {
