@@ -485,17 +485,23 @@ func (c *conn) queryRows(ctx context.Context, q string, args []driver.NamedValue
 		r.Rows.Rows, r.st, r.b = out.rows, out.st, b
 		return r, nil
 	}
+	return c.heldRows(ctx, q, args, out.rows, out.st, write), nil
+}
+
+// heldRows hands database/sql the rows of a statement that ran on c.sess
+// (st: a one-off statement to close with them).
+func (c *conn) heldRows(ctx context.Context, q string, args []driver.NamedValue, rs driver.Rows, st driver.Stmt, write bool) driver.Rows {
 	c.openRows++
 	r := &c.rows // the connection's own, while no other rows of it are open
 	if c.rowsOut {
 		r = new(rows)
 	}
 	c.rowsOut = true
-	*r = rows{Rows: rowsx.Rows{Rows: out.rows}, st: out.st, c: c, write: write, ctx: ctx}
+	*r = rows{Rows: rowsx.Rows{Rows: rs}, st: st, c: c, write: write, ctx: ctx}
 	if c.replay != nil && c.tx != nil {
 		r.log = c.replay.record(q, args, true, c.cl.cfg.ReplayLimit)
 	}
-	return r, nil
+	return r
 }
 
 // ExecContext routes and runs a statement without rows.

@@ -47,7 +47,15 @@ func BenchmarkTxShapeOverhead(b *testing.B) {
 // pools and statement caches), health off; maxOpen bounds each node's
 // pool (rwshard.maxOpenConns; 0: no bound).
 func openInstant(tb testing.TB, be *instantBackend, maxOpen int) *sql.DB {
-	cfg, err := ParseDSN("app:pw@tcp(127.0.0.1:1),tcp(127.0.0.1:2),tcp(127.0.0.1:3)/app?rwshard.health=false")
+	db := sql.OpenDB(instantConnector(tb, be, maxOpen, ""))
+	tb.Cleanup(func() { db.Close() })
+	return db
+}
+
+// instantConnector is openInstant's connector, with more DSN parameters
+// (params: "&rwshard.…=…").
+func instantConnector(tb testing.TB, be *instantBackend, maxOpen int, params string) *Connector {
+	cfg, err := ParseDSN("app:pw@tcp(127.0.0.1:1),tcp(127.0.0.1:2),tcp(127.0.0.1:3)/app?rwshard.health=false" + params)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -60,9 +68,7 @@ func openInstant(tb testing.TB, be *instantBackend, maxOpen int) *sql.DB {
 		n.conns = newConnPool(&nodeConnector{inner: be, cacheSize: c.cfg.StmtCacheSize, stats: &n.stmts}, maxOpen, 16, 0, 0)
 		n.maxOpen = maxOpen
 	}
-	db := sql.OpenDB(c)
-	tb.Cleanup(func() { db.Close() })
-	return db
+	return c
 }
 
 // txShapeStatements are go-tpc NEW_ORDER's statements, with their

@@ -55,6 +55,36 @@ func syscalls() int64 {
 	return n
 }
 
+// switches is this process's context switches so far (voluntary and
+// involuntary, getrusage) and the machine's rescheduling and
+// function-call interrupts (/proc/interrupts RES and CAL, every CPU; 0
+// where unreadable): how often a statement's wake-ups cost a
+// cross-CPU interrupt, which on a virtual machine is an exit to the
+// host.
+func switches() (csw, ipis int64) {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	csw = int64(ru.Nvcsw + ru.Nivcsw)
+	b, err := os.ReadFile("/proc/interrupts")
+	if err != nil {
+		return csw, 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 || f[0] != "RES:" && f[0] != "CAL:" {
+			continue
+		}
+		for _, v := range f[1:] {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				break // the description
+			}
+			ipis += n
+		}
+	}
+	return csw, ipis
+}
+
 // loadAvg is the first three fields of /proc/loadavg, to show how busy
 // the shared machine was.
 func loadAvg() string {

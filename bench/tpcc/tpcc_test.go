@@ -281,14 +281,18 @@ type tpccResult struct {
 	// and write system calls (see cpuSplit, syscalls)
 	user, kernel time.Duration
 	syscalls     int64
-	primaryCPU   time.Duration   // the primary server's CPU over the run (and its replication to the replicas)
-	txns, errs   int64           // Run calls, and those that returned an error
-	panics       int             // threads that panicked (go-tpc panics when a Prepare fails)
-	lat          []time.Duration // every Run's latency, sorted
-	sum          goTPCSummary
-	errSamples   map[string]int
-	where        string // rwshard: where its statements went
-	slices       int    // the runs it was measured in (see sliced)
+	// the process's context switches (voluntary and not) and the
+	// machine's rescheduling and function-call interrupts over the run
+	// (see switches)
+	csw, ipis  int64
+	primaryCPU time.Duration   // the primary server's CPU over the run (and its replication to the replicas)
+	txns, errs int64           // Run calls, and those that returned an error
+	panics     int             // threads that panicked (go-tpc panics when a Prepare fails)
+	lat        []time.Duration // every Run's latency, sorted
+	sum        goTPCSummary
+	errSamples map[string]int
+	where      string // rwshard: where its statements went
+	slices     int    // the runs it was measured in (see sliced)
 	// In a sliced pair, the CPU this side's open, idle handle used
 	// during the other side's slices (read as the other's), less the
 	// other's during this side's (read as this side's): moved here by
@@ -402,6 +406,7 @@ func (s *tpccSide) run(l *lab.Lab, d time.Duration) {
 	prim0 := serverCPU(s.t, l.Primary())
 	user0, kernel0 := cpuSplit()
 	sys0 := syscalls()
+	csw0, ipi0 := switches()
 	start := time.Now()
 	deadline := start.Add(d)
 	var wg sync.WaitGroup
@@ -436,6 +441,9 @@ func (s *tpccSide) run(l *lab.Lab, d time.Duration) {
 	wall := time.Since(start)
 	user, kernel := cpuSplit()
 	sys := syscalls()
+	csw, ipi := switches()
+	s.r.csw += csw - csw0
+	s.r.ipis += ipi - ipi0
 	s.r.primaryCPU += serverCPU(s.t, l.Primary()) - prim0
 	s.r.wall += wall
 	s.r.user += user - user0
@@ -576,16 +584,18 @@ func reportTPCC(t *testing.T, results map[string][]tpccResult) {
 	}
 
 	for _, side := range []string{direct, viaRW} {
-		var tp, c, u, k, sc []float64
+		var tp, c, u, k, sc, cs, ip []float64
 		for _, r := range results[side] {
 			tp = append(tp, r.tpmC())
 			c = append(c, us(r.cpuPerTxn()))
 			u = append(u, us(r.perTxn(r.user)))
 			k = append(k, us(r.perTxn(r.kernel)))
 			sc = append(sc, float64(r.syscalls)/float64(max(r.txns, 1)))
+			cs = append(cs, float64(r.csw)/float64(max(r.txns, 1)))
+			ip = append(ip, float64(r.ipis)/float64(max(r.txns, 1)))
 		}
-		t.Logf("%-7s median tpmC %.1f, median CPU/txn %.0f µs: in user space %.0f µs, in the kernel %.0f µs; read and write system calls per transaction %.2f",
-			side, median(tp), median(c), median(u), median(k), median(sc))
+		t.Logf("%-7s median tpmC %.1f, median CPU/txn %.0f µs: in user space %.0f µs, in the kernel %.0f µs; read and write system calls per transaction %.2f; context switches %.2f; the machine's rescheduling and function-call interrupts %.2f",
+			side, median(tp), median(c), median(u), median(k), median(sc), median(cs), median(ip))
 	}
 	t.Logf("per transaction type (go-tpc's histograms: count summed over the pairs, p50/p99 the median of the runs', ms):")
 	t.Logf("  %-14s %8s %7s %7s %5s | %8s %7s %7s %5s", "type", "direct", "p50", "p99", "err", "rwshard", "p50", "p99", "err")

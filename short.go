@@ -1,0 +1,97 @@
+package rwshard
+
+import (
+	"context"
+	"database/sql/driver"
+
+	"github.com/rwshard/rwshard/hint"
+	"github.com/rwshard/rwshard/router"
+)
+
+// The short path: a prepared statement executed again inside a BeginTx
+// transaction, on the connection the transaction holds, where it is
+// prepared already. Everything route and runOn would decide for it is
+// known: its route is remembered (stmt.routes), it runs on c.sess, its
+// arguments are converted (CheckNamedValue), its cache entry is known
+// (stmt.ent). What is left is what any statement does there: the write
+// check, the counters and latency, the server's error handling, and
+// read-your-writes.
+//
+// It exists for the cache: on cores the servers share, every statement
+// starts with the client's code and data evicted, and the full path's
+// decisions cost more in the lines they fetch than in the instructions
+// they run (scripts/txshape-cachegrind). Anything unusual takes the full
+// path: a hint in the context, a tracer or route log, a transaction guard
+// or replay log, session variables to apply, a connection to check.
+
+// shortRoute returns ps's remembered route when this execution can take
+// the short path, else nil.
+func (c *conn) shortRoute(ctx context.Context, ps *stmt) *routed {
+	b := c.sess
+	if c.tx == nil || b == nil || b.bc == nil || ps.bc != b.bc || !ps.ent.live || !c.argsChecked ||
+		c.unchecked || c.broken || c.guard != nil || c.replay != nil || c.cl.report || b.bc.vars.key != c.vars.key {
+		return nil
+	}
+	if _, hinted := hint.FromContext(ctx); hinted {
+		return nil
+	}
+	r := ps.routes[stateIndex(router.State{InTx: true, Pinned: c.dirty})]
+	if r == nil || r.cls.Effect != 0 || r.d.Target != router.ToSession && !r.d.Pin {
+		return nil
+	}
+	return r
+}
+
+// shortRun runs ps on c.sess through run, given its cache entry: what
+// run and runOn do for it once shortRoute has returned r.
+func (c *conn) shortRun(ctx context.Context, ps *stmt, r *routed, run func(*cachedStmt) error) error {
+	c.argsChecked = false
+	b := c.sess
+	if err := c.checkSessionTarget(b, r, ps.q); err != nil {
+		return err
+	}
+	c.rule, c.waited, c.retried = 0, 0, false
+	c.reached(b.node)
+	c.cl.budget.Request()
+	start := monotonic()
+	b.bc.stmts.touch(ps.ent)
+	err := run(ps.ent)
+	c.cl.count(r.d.Reason, r.cls.Kind, b, err)
+	b.node.meters.latency(r.cls.Kind, monotonic()-start)
+	if err != nil {
+		if staleStmt(err) {
+			b.bc.stmts.drop(ps.q)
+		}
+		// In a transaction without a replay log the statement is never
+		// run again (heldFailed needs no work to redo).
+		_, err, _ = c.heldFailed(ctx, r, ps.q, nil, b, err)
+	}
+	return err
+}
+
+// shortExec is stmt.ExecContext's short path.
+func (c *conn) shortExec(ctx context.Context, ps *stmt, r *routed, args []driver.NamedValue) (driver.Result, error) {
+	var res driver.Result
+	err := c.shortRun(ctx, ps, r, func(cs *cachedStmt) (err error) {
+		res, err = cs.exec(ctx, args)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	c.wrote(ctx, c.sess, changesData(&r.cls))
+	return res, nil
+}
+
+// shortQuery is stmt.QueryContext's short path.
+func (c *conn) shortQuery(ctx context.Context, ps *stmt, r *routed, args []driver.NamedValue) (driver.Rows, error) {
+	var rows driver.Rows
+	err := c.shortRun(ctx, ps, r, func(cs *cachedStmt) (err error) {
+		rows, err = cs.queryRows(ctx, args)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return c.heldRows(ctx, ps.q, args, rows, nil, changesData(&r.cls)), nil
+}

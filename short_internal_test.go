@@ -1,0 +1,103 @@
+package rwshard
+
+import (
+	"context"
+	"database/sql/driver"
+	"io"
+	"log/slog"
+	"testing"
+
+	"github.com/rwshard/rwshard/hint"
+	"github.com/rwshard/rwshard/internal/assert"
+	"github.com/rwshard/rwshard/internal/require"
+)
+
+// A prepared statement run again in a BeginTx transaction, on the
+// connection it is prepared on, takes the short path; what it counts
+// (routes, reads, node queries, statement cache, latency) is what the full
+// path counts. A hint, a route log, a replay log or a transaction guard
+// sends it down the full path.
+func TestShortPath(t *testing.T) {
+	cases := []struct {
+		name, params string
+		hinted       bool
+		short        bool
+	}{
+		{name: "default", short: true},
+		{name: "route log", params: "&rwshard.routeLog=true"},
+		{name: "replay log", params: "&rwshard.txReplay=true"},
+		{name: "idle timeout", params: "&rwshard.txIdleTimeout=1m"},
+		{name: "hinted", hinted: true},
+	}
+	stats := map[string]Stats{}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cn := instantConnector(t, &instantBackend{}, 0, tc.params)
+			cn.cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+			ctx := context.Background()
+			if tc.hinted {
+				ctx = hint.Primary(ctx)
+			}
+			dc, err := cn.Connect(ctx)
+			require.NoError(t, err)
+			c := dc.(*conn)
+			defer c.Close()
+			upd, err := c.PrepareContext(ctx, "UPDATE t SET a = ? WHERE id = ?")
+			require.NoError(t, err)
+			sel, err := c.PrepareContext(ctx, "SELECT a FROM t WHERE id = ?")
+			require.NoError(t, err)
+			args := func(vs ...any) []driver.NamedValue {
+				nvs := make([]driver.NamedValue, len(vs))
+				for i, v := range vs {
+					nvs[i] = driver.NamedValue{Ordinal: i + 1, Value: v}
+					require.NoError(t, c.CheckNamedValue(&nvs[i]))
+				}
+				return nvs
+			}
+			tx, err := c.BeginTx(ctx, driver.TxOptions{})
+			require.NoError(t, err)
+			for i := range 3 {
+				a := args(i, 7)
+				assert.Equal(t, tc.short && i > 0, c.shortRoute(ctx, upd.(*stmt)) != nil, "UPDATE %d: short path", i)
+				res, err := upd.(*stmt).ExecContext(ctx, a)
+				require.NoError(t, err)
+				n, _ := res.RowsAffected()
+				assert.Equal(t, int64(1), n)
+
+				a = args(7)
+				assert.Equal(t, tc.short && i > 0, c.shortRoute(ctx, sel.(*stmt)) != nil, "SELECT %d: short path", i)
+				rows, err := sel.(*stmt).QueryContext(ctx, a)
+				require.NoError(t, err)
+				dest := make([]driver.Value, len(rows.Columns()))
+				require.NoError(t, rows.Next(dest))
+				require.NoError(t, rows.Close())
+			}
+			require.NoError(t, tx.Commit())
+			assert.True(t, c.shortRoute(ctx, upd.(*stmt)) == nil, "no short path outside a transaction")
+
+			// The next transaction keeps the connection: its first
+			// statement, a write, takes the short path, and is recorded
+			// for read-your-writes at its commit.
+			tx, err = c.BeginTx(ctx, driver.TxOptions{})
+			require.NoError(t, err)
+			a := args(9, 7)
+			assert.Equal(t, tc.short, c.shortRoute(ctx, upd.(*stmt)) != nil, "the next transaction's UPDATE: short path")
+			_, err = upd.(*stmt).ExecContext(ctx, a)
+			require.NoError(t, err)
+			assert.True(t, c.pendingWrite, "the transaction's write is recorded for its commit")
+			require.NoError(t, tx.Commit())
+			stats[tc.name] = cn.Stats()
+		})
+	}
+	// Counted alike whichever path ran the statements (the latency sums
+	// aside).
+	full, short := stats["route log"], stats["default"]
+	for i := range full.Nodes {
+		for _, h := range []*Histogram{&full.Nodes[i].ReadLatency, &full.Nodes[i].WriteLatency, &short.Nodes[i].ReadLatency, &short.Nodes[i].WriteLatency} {
+			h.Sum = 0
+		}
+		full.Nodes[i].Latency, short.Nodes[i].Latency = 0, 0
+	}
+	assert.Equal(t, full, short)
+	assert.Equal(t, uint64(7), full.Routes["in-transaction"], "every statement of the transaction counted: %v", full.Routes)
+}
