@@ -749,10 +749,15 @@ func (c *conn) heldFailed(ctx context.Context, r *routed, q string, do work, b *
 // session on a replica (a read-only transaction there): the replica would
 // reject it anyway, but rwshard never sends a write to a replica.
 func (c *conn) checkSessionTarget(b *backend, r *routed, q string) error {
-	if r.cls.Kind == router.Read || c.cl.isPrimary(b.node) {
+	if c.sessionTargetOK(b, r) {
 		return nil
 	}
 	return &RouteError{Node: b.node.name, Reason: r.d.Reason.String(), Statement: quote(q), Err: ErrWriteToReplica}
+}
+
+// sessionTargetOK is checkSessionTarget's test, which inlines.
+func (c *conn) sessionTargetOK(b *backend, r *routed) bool {
+	return r.cls.Kind == router.Read || c.cl.isPrimary(b.node)
 }
 
 // PrepareContext returns a statement that is routed on every execution.

@@ -42,20 +42,24 @@ func (c *conn) shortRoute(ctx context.Context, ps *stmt) *routed {
 	return r
 }
 
-// shortRun runs ps on c.sess through run, given its cache entry: what
-// run and runOn do for it once shortRoute has returned r.
-func (c *conn) shortRun(ctx context.Context, ps *stmt, r *routed, run func(*cachedStmt) error) error {
+// shortRun runs ps on c.sess, given its cache entry, as a query (rows)
+// or an exec (res): what run, runOn and exec or queryRows do for it once
+// shortRoute has returned r.
+func (c *conn) shortRun(ctx context.Context, ps *stmt, r *routed, args []driver.NamedValue, query bool) (res driver.Result, rows driver.Rows, err error) {
 	c.argsChecked = false
 	b := c.sess
-	if err := c.checkSessionTarget(b, r, ps.q); err != nil {
-		return err
+	if !c.sessionTargetOK(b, r) {
+		return nil, nil, c.checkSessionTarget(b, r, ps.q)
 	}
-	c.rule, c.waited, c.retried = 0, 0, false
 	c.reached(b.node)
 	c.cl.budget.Request()
 	start := monotonic()
 	b.bc.stmts.touch(ps.ent)
-	err := run(ps.ent)
+	if query {
+		rows, err = ps.ent.queryer.QueryContext(ctx, args)
+	} else {
+		res, err = ps.ent.execer.ExecContext(ctx, args)
+	}
 	c.cl.count(r.d.Reason, r.cls.Kind, b, err)
 	b.node.meters.latency(r.cls.Kind, monotonic()-start)
 	if err != nil {
@@ -65,33 +69,15 @@ func (c *conn) shortRun(ctx context.Context, ps *stmt, r *routed, run func(*cach
 		// In a transaction without a replay log the statement is never
 		// run again (heldFailed needs no work to redo).
 		_, err, _ = c.heldFailed(ctx, r, ps.q, nil, b, err)
+		return nil, nil, err
 	}
-	return err
-}
-
-// shortExec is stmt.ExecContext's short path.
-func (c *conn) shortExec(ctx context.Context, ps *stmt, r *routed, args []driver.NamedValue) (driver.Result, error) {
-	var res driver.Result
-	err := c.shortRun(ctx, ps, r, func(cs *cachedStmt) (err error) {
-		res, err = cs.exec(ctx, args)
-		return err
-	})
-	if err != nil {
-		return nil, err
+	// What wrote does inside a transaction: a write is recorded at the
+	// commit.
+	if c.cl.ryw && changesData(&r.cls) {
+		c.pendingWrite, c.pendingSess = true, c.cl.scope(ctx)
 	}
-	c.wrote(ctx, c.sess, changesData(&r.cls))
-	return res, nil
-}
-
-// shortQuery is stmt.QueryContext's short path.
-func (c *conn) shortQuery(ctx context.Context, ps *stmt, r *routed, args []driver.NamedValue) (driver.Rows, error) {
-	var rows driver.Rows
-	err := c.shortRun(ctx, ps, r, func(cs *cachedStmt) (err error) {
-		rows, err = cs.queryRows(ctx, args)
-		return err
-	})
-	if err != nil {
-		return nil, err
+	if query {
+		rows = c.heldRows(ctx, ps.q, args, rows, nil, changesData(&r.cls))
 	}
-	return c.heldRows(ctx, ps.q, args, rows, nil, changesData(&r.cls)), nil
+	return res, rows, nil
 }

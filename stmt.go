@@ -66,14 +66,16 @@ func (s *stmt) NumInput() int { return -1 }
 
 func (s *stmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
 	if r := s.c.shortRoute(ctx, s); r != nil {
-		return s.c.shortExec(ctx, s, r, args)
+		res, _, err := s.c.shortRun(ctx, s, r, args, false)
+		return res, err
 	}
 	return s.c.exec(ctx, s.q, args, s)
 }
 
 func (s *stmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
 	if r := s.c.shortRoute(ctx, s); r != nil {
-		return s.c.shortQuery(ctx, s, r, args)
+		_, rows, err := s.c.shortRun(ctx, s, r, args, true)
+		return rows, err
 	}
 	return s.c.queryRows(ctx, s.q, args, s)
 }
