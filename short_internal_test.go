@@ -3,9 +3,13 @@ package rwshard
 import (
 	"context"
 	"database/sql/driver"
+	"errors"
 	"io"
 	"log/slog"
+	"sync/atomic"
 	"testing"
+
+	"github.com/go-sql-driver/mysql"
 
 	"github.com/rwshard/rwshard/hint"
 	"github.com/rwshard/rwshard/internal/assert"
@@ -100,4 +104,96 @@ func TestShortPath(t *testing.T) {
 	}
 	assert.Equal(t, full, short)
 	assert.Equal(t, uint64(7), full.Routes["in-transaction"], "every statement of the transaction counted: %v", full.Routes)
+}
+
+// A statement that fails on the short path fails as on the full path: a
+// server error is the caller's and the transaction goes on (a statement
+// the server no longer knows leaves the cache); a broken connection loses
+// the session, and says so.
+func TestShortPathErrors(t *testing.T) {
+	be := &failBackend{}
+	cn := instantConnector(t, be, 0, "")
+	ctx := context.Background()
+	dc, err := cn.Connect(ctx)
+	require.NoError(t, err)
+	c := dc.(*conn)
+	defer c.Close()
+	const q = "UPDATE t SET a = ? WHERE id = ?"
+	ds, err := c.PrepareContext(ctx, q)
+	require.NoError(t, err)
+	ps := ds.(*stmt)
+	exec := func(short bool) error {
+		a := []driver.NamedValue{{Ordinal: 1, Value: 1}, {Ordinal: 2, Value: 7}}
+		for i := range a {
+			require.NoError(t, c.CheckNamedValue(&a[i]))
+		}
+		assert.Equal(t, short, c.shortRoute(ctx, ps) != nil, "short path")
+		_, err := ps.ExecContext(ctx, a)
+		return err
+	}
+	_, err = c.BeginTx(ctx, driver.TxOptions{})
+	require.NoError(t, err)
+	require.NoError(t, exec(false)) // prepared on the transaction's connection
+
+	be.failWith(&mysql.MySQLError{Number: 1062, Message: "Duplicate entry '7' for key 'PRIMARY'"})
+	var me *mysql.MySQLError
+	require.True(t, errors.As(exec(true), &me), "the server's error, as go-sql-driver returns it")
+	assert.Equal(t, uint16(1062), me.Number)
+	assert.True(t, c.tx != nil && !c.broken, "the transaction goes on")
+	assert.True(t, ps.ent.live, "an ordinary server error keeps the statement cached")
+
+	be.failWith(&mysql.MySQLError{Number: 1615, Message: "Prepared statement needs to be re-prepared"})
+	require.True(t, errors.As(exec(true), &me))
+	assert.Equal(t, uint16(1615), me.Number)
+	assert.False(t, ps.ent.live, "a statement the server wants prepared again leaves the cache")
+	be.failWith(nil)
+	require.NoError(t, exec(false)) // prepared again: the full path
+	require.NoError(t, exec(true))
+
+	be.failWith(driver.ErrBadConn)
+	assert.ErrorIs(t, exec(true), ErrSessionLost)
+	assert.True(t, c.broken && c.sess == nil && c.tx == nil, "the session is lost with its connection")
+	st := cn.Stats()
+	assert.Equal(t, uint64(1), st.Nodes[0].Errors, "the broken connection counted on the primary")
+	assert.Equal(t, uint64(2), st.Nodes[0].ServerErrors[1062]+st.Nodes[0].ServerErrors[1615], "the server's errors counted: %v", st.Nodes[0].ServerErrors)
+}
+
+// failBackend is instantBackend whose prepared statements fail with the
+// error failWith set, while it is set.
+type failBackend struct {
+	instantBackend
+	err atomic.Pointer[error]
+}
+
+func (be *failBackend) failWith(err error) {
+	if err == nil {
+		be.err.Store(nil)
+		return
+	}
+	be.err.Store(&err)
+}
+
+func (be *failBackend) Connect(context.Context) (driver.Conn, error) {
+	return &failConn{instantBackendConn: instantBackendConn{be: &be.instantBackend}, fb: be}, nil
+}
+
+type failConn struct {
+	instantBackendConn
+	fb *failBackend
+}
+
+func (c *failConn) PrepareContext(context.Context, string) (driver.Stmt, error) {
+	return &failStmt{fb: c.fb}, nil
+}
+
+type failStmt struct {
+	instantBackendStmt
+	fb *failBackend
+}
+
+func (s *failStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
+	if err := s.fb.err.Load(); err != nil {
+		return nil, *err
+	}
+	return s.instantBackendStmt.ExecContext(ctx, args)
 }

@@ -54,7 +54,7 @@ func openInstant(tb testing.TB, be *instantBackend, maxOpen int) *sql.DB {
 
 // instantConnector is openInstant's connector, with more DSN parameters
 // (params: "&rwshard.…=…").
-func instantConnector(tb testing.TB, be *instantBackend, maxOpen int, params string) *Connector {
+func instantConnector(tb testing.TB, be driver.Connector, maxOpen int, params string) *Connector {
 	cfg, err := ParseDSN("app:pw@tcp(127.0.0.1:1),tcp(127.0.0.1:2),tcp(127.0.0.1:3)/app?rwshard.health=false" + params)
 	if err != nil {
 		tb.Fatal(err)
