@@ -71,13 +71,14 @@ func (c *conn) shortRun(ctx context.Context, ps *stmt, r *routed, args []driver.
 		_, err, _ = c.heldFailed(ctx, r, ps.q, nil, b, err)
 		return nil, nil, err
 	}
+	if query {
+		// A write's rows (INSERT … RETURNING) record it once closed.
+		return nil, c.heldRows(ctx, ps.q, args, rows, nil, changesData(&r.cls)), nil
+	}
 	// What wrote does inside a transaction: a write is recorded at the
 	// commit.
 	if c.cl.ryw && changesData(&r.cls) {
 		c.pendingWrite, c.pendingSess = true, c.cl.scope(ctx)
 	}
-	if query {
-		rows = c.heldRows(ctx, ps.q, args, rows, nil, changesData(&r.cls))
-	}
-	return res, rows, nil
+	return res, nil, nil
 }

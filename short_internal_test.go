@@ -90,6 +90,22 @@ func TestShortPath(t *testing.T) {
 			require.NoError(t, err)
 			assert.True(t, c.pendingWrite, "the transaction's write is recorded for its commit")
 			require.NoError(t, tx.Commit())
+
+			// A write's rows (INSERT … RETURNING) record it once closed.
+			ret, err := c.PrepareContext(ctx, "INSERT INTO t (a) VALUES (?) RETURNING id")
+			require.NoError(t, err)
+			for i := range 2 {
+				tx, err = c.BeginTx(ctx, driver.TxOptions{})
+				require.NoError(t, err)
+				a := args(i)
+				assert.Equal(t, tc.short && i > 0, c.shortRoute(ctx, ret.(*stmt)) != nil, "RETURNING %d: short path", i)
+				rows, err := ret.(*stmt).QueryContext(ctx, a)
+				require.NoError(t, err)
+				assert.False(t, c.pendingWrite, "RETURNING %d: not recorded while its rows are open", i)
+				require.NoError(t, rows.Close())
+				assert.True(t, c.pendingWrite, "RETURNING %d: recorded once its rows are closed", i)
+				require.NoError(t, tx.Commit())
+			}
 			stats[tc.name] = cn.Stats()
 		})
 	}
@@ -103,7 +119,7 @@ func TestShortPath(t *testing.T) {
 		full.Nodes[i].Latency, short.Nodes[i].Latency = 0, 0
 	}
 	assert.Equal(t, full, short)
-	assert.Equal(t, uint64(7), full.Routes["in-transaction"], "every statement of the transaction counted: %v", full.Routes)
+	assert.Equal(t, uint64(9), full.Routes["in-transaction"], "every statement of the transaction counted: %v", full.Routes)
 }
 
 // A statement that fails on the short path fails as on the full path: a
