@@ -190,7 +190,7 @@ func (c *conn) route(ctx context.Context, q string, ps *stmt, r *routed) (*route
 	st := router.State{InTx: c.inTx(), Pinned: c.dirty}
 	ch, hinted := hint.FromContext(ctx)
 	if ps != nil && !hinted && !c.broken {
-		if kept := ps.routes[stateIndex(st)]; kept != nil {
+		if kept := ps.kept(st); kept != nil {
 			return kept, nil
 		}
 	}
@@ -416,11 +416,16 @@ func (c *conn) unpinIdle() {
 }
 
 // wrote notes a successful write on b for read-your-writes: at once in
-// autocommit, at commit inside a transaction.
+// autocommit, at commit inside a transaction. It inlines: a statement
+// with nothing to record makes no call.
 func (c *conn) wrote(ctx context.Context, b *backend, write bool) {
-	if !c.cl.ryw {
-		return
+	if c.cl.ryw && (write || c.pendingWrite) {
+		c.record(ctx, b, write)
 	}
+}
+
+// record is wrote's work.
+func (c *conn) record(ctx context.Context, b *backend, write bool) {
 	if write {
 		c.pendingWrite = true
 		c.pendingSess = c.cl.scope(ctx)

@@ -45,6 +45,9 @@ func (s *stmt) remember(st router.State, r *routed) {
 	s.routes[stateIndex(st)] = &kept
 }
 
+// kept is the route the statement remembers for state st, or nil.
+func (s *stmt) kept(st router.State) *routed { return s.routes[stateIndex(st)] }
+
 // stateIndex numbers the four router states.
 func stateIndex(st router.State) int {
 	i := 0

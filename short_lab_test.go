@@ -1,0 +1,78 @@
+package rwshard_test
+
+import (
+	"database/sql"
+	"database/sql/driver"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/rwshard/rwshard"
+	"github.com/rwshard/rwshard/internal/assert"
+	"github.com/rwshard/rwshard/internal/lab/labtest"
+	"github.com/rwshard/rwshard/internal/require"
+)
+
+// As an application would: plain database/sql, the user with GRANT ALL ON
+// app.* and nothing more, statements prepared in the transaction
+// (tx.PrepareContext). Executed again, they take the short path. The
+// connection is killed while one of them runs: that statement fails at
+// once, nothing of the transaction is committed or retried, and the next
+// transaction runs on a fresh connection.
+func TestShortPathKilledWhileRunning(t *testing.T) {
+	l := rwLab.Get(t)
+	setup(t, l, "CREATE TABLE IF NOT EXISTS app.sp (id INT PRIMARY KEY, v INT)", "REPLACE INTO app.sp VALUES (1, 0)")
+	ctx := labtest.Ctx(t, time.Minute)
+	db, err := sql.Open(rwshard.DriverName, labtest.PlainDSN(l, "rwshard.consistency=eventual"))
+	require.NoError(t, err)
+	defer db.Close()
+	labtest.WaitReady(t, db)
+	killer, err := db.Conn(ctx)
+	require.NoError(t, err)
+	defer killer.Close()
+
+	tx, err := db.BeginTx(ctx, nil)
+	require.NoError(t, err)
+	defer tx.Rollback()
+	var id int64
+	require.NoError(t, tx.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&id))
+	upd, err := tx.PrepareContext(ctx, "UPDATE app.sp SET v = v + 1 WHERE id = ?")
+	require.NoError(t, err)
+	slow, err := tx.PrepareContext(ctx, "SELECT SLEEP(?)")
+	require.NoError(t, err)
+	for range 3 {
+		_, err := upd.ExecContext(ctx, 1)
+		require.NoError(t, err)
+	}
+	var slept int
+	require.NoError(t, slow.QueryRowContext(ctx, 0).Scan(&slept)) // its route is remembered from now on
+
+	killed := make(chan error, 1)
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		_, err := killer.ExecContext(ctx, fmt.Sprintf("KILL CONNECTION %d", id))
+		killed <- err
+	}()
+	err = slow.QueryRowContext(ctx, 30).Scan(&slept)
+	require.NoError(t, <-killed, "the user may kill its own connection")
+	assert.ErrorIs(t, err, rwshard.ErrSessionLost, "the statement the kill cut says its session is gone")
+	_, err = upd.ExecContext(ctx, 1)
+	assert.ErrorIs(t, err, driver.ErrBadConn, "the transaction's next statement: nothing sent, as after a broken go-sql-driver connection")
+	assert.Error(t, tx.Commit(), "nothing to commit")
+
+	var v int
+	require.NoError(t, direct(t, l.Primary(), "").QueryRowContext(ctx, "SELECT v FROM app.sp WHERE id = 1").Scan(&v))
+	assert.Equal(t, 0, v, "none of the killed transaction's updates committed")
+
+	tx, err = db.BeginTx(ctx, nil)
+	require.NoError(t, err)
+	upd, err = tx.PrepareContext(ctx, "UPDATE app.sp SET v = v + 1 WHERE id = ?")
+	require.NoError(t, err)
+	for range 2 {
+		_, err := upd.ExecContext(ctx, 1)
+		require.NoError(t, err)
+	}
+	require.NoError(t, tx.Commit())
+	require.NoError(t, direct(t, l.Primary(), "").QueryRowContext(ctx, "SELECT v FROM app.sp WHERE id = 1").Scan(&v))
+	assert.Equal(t, 2, v, "the next transaction, on a fresh connection, committed once")
+}
