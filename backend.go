@@ -145,9 +145,9 @@ func dialer(dial func(ctx context.Context, network, addr string) (net.Conn, erro
 // statement), remembers the cache entry: its next execution on this
 // connection skips the lookup by text (a hash and a comparison of the
 // whole text, which for a multi-row INSERT is kilobytes).
-func (bc *backendConn) cached(ctx context.Context, query string, ps *stmt) (*cachedStmt, error) {
+func (bc *backendConn) cached(ctx context.Context, query string, ps *stmt, hits *uint32) (*cachedStmt, error) {
 	if ps != nil && ps.bc == bc && ps.ent.live {
-		bc.stmts.touch(ps.ent)
+		bc.stmts.touch(ps.ent, hits)
 		return ps.ent, nil
 	}
 	return bc.lookup(ctx, query, ps)
@@ -262,17 +262,22 @@ func newStmtCache(size int, stats *stmtStats) *stmtCache {
 
 func (c *stmtCache) get(query string) *cachedStmt {
 	if cs, ok := c.m[query]; ok {
-		c.touch(cs)
+		c.touch(cs, nil)
 		return cs
 	}
 	c.stats.misses.Add(1)
 	return nil
 }
 
-// touch counts a hit on a live entry and makes it the most recent.
-func (c *stmtCache) touch(cs *cachedStmt) {
+// touch counts a hit on a live entry, in hits when set (to be added to
+// the node's counter later), and makes the entry the most recent.
+func (c *stmtCache) touch(cs *cachedStmt, hits *uint32) {
 	c.clock++
 	cs.used = c.clock
+	if hits != nil {
+		*hits++
+		return
+	}
 	c.stats.hits.Add(1)
 }
 

@@ -98,6 +98,9 @@ type conn struct {
 	// A BeginTx transaction's tracer context and start (Config.Tracer).
 	txCtx   context.Context
 	txStart time.Duration
+	// tally holds the short path's counts not yet added to the shared
+	// counters (see tally).
+	tally tally
 }
 
 // reached records n as the node the running statement reached last.
@@ -787,7 +790,7 @@ func (c *conn) PrepareContext(ctx context.Context, q string) (driver.Stmt, error
 		return nil, err
 	}
 	if bc, ok := b.dc.(*backendConn); ok && bc.stmts != nil {
-		_, err = bc.cached(ctx, q, ps)
+		_, err = bc.cached(ctx, q, ps, nil)
 	} else {
 		var st driver.Stmt
 		if st, err = prepare(ctx, b.dc, q); err == nil {
@@ -929,6 +932,7 @@ func (c *conn) Begin() (driver.Tx, error) { return c.BeginTx(context.Background(
 
 // endTx commits or rolls back the BeginTx transaction.
 func (c *conn) endTx(commit bool) error {
+	c.flushTally()
 	if c.guard != nil && c.guard.state.Load() == guardExpired {
 		op := "COMMIT"
 		if !commit {
@@ -1046,6 +1050,7 @@ func (c *conn) prep(ps *stmt) prep {
 // carries session state (SET variables, temporary tables, locks, an open
 // text transaction) that the next user must not inherit.
 func (c *conn) release() {
+	c.flushTally()
 	c.disarmGuard()
 	c.replay = nil
 	if c.sess == nil {

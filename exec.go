@@ -234,6 +234,9 @@ func stmtExec(ctx context.Context, st driver.Stmt, args []driver.NamedValue) (dr
 type prep struct {
 	st        *stmt // the caller's prepared statement, nil for a text one
 	converted bool  // the arguments are converted already
+	// hits, when set, counts a hit on st's remembered cache entry in
+	// place of the node's shared counter (the short path's tally).
+	hits *uint32
 }
 
 // query runs a statement on dc. Without arguments it uses the text
@@ -257,7 +260,7 @@ func query(ctx context.Context, dc driver.Conn, q string, args []driver.NamedVal
 		}
 	}
 	if bc, ok := dc.(*backendConn); ok && bc.stmts != nil {
-		cst, err := bc.cached(ctx, q, p.st)
+		cst, err := bc.cached(ctx, q, p.st, p.hits)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -315,7 +318,7 @@ func exec(ctx context.Context, dc driver.Conn, q string, args []driver.NamedValu
 		}
 	}
 	if bc, ok := dc.(*backendConn); ok && bc.stmts != nil {
-		cst, err := bc.cached(ctx, q, p.st)
+		cst, err := bc.cached(ctx, q, p.st, p.hits)
 		if err != nil {
 			return nil, err
 		}

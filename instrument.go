@@ -37,12 +37,41 @@ type histogram struct {
 }
 
 func (h *histogram) observe(d time.Duration) {
+	h.buckets[bucketOf(d)].Add(1)
+	h.sum.Add(int64(d))
+}
+
+// bucketOf is the index of d's bucket.
+func bucketOf(d time.Duration) int {
 	i := 0
 	for i < len(LatencyBounds) && d > LatencyBounds[i] {
 		i++
 	}
-	h.buckets[i].Add(1)
-	h.sum.Add(int64(d))
+	return i
+}
+
+// localHist is a histogram one goroutine fills, added to a shared one
+// later (merge).
+type localHist struct {
+	sum     int64
+	buckets [len(histogram{}.buckets)]uint32
+}
+
+func (l *localHist) observe(d time.Duration) {
+	l.buckets[bucketOf(d)]++
+	l.sum += int64(d)
+}
+
+// merge adds l to h.
+func (h *histogram) merge(l *localHist) {
+	for i, v := range l.buckets {
+		if v != 0 {
+			h.buckets[i].Add(uint64(v))
+		}
+	}
+	if l.sum != 0 {
+		h.sum.Add(l.sum)
+	}
 }
 
 // Histogram is a snapshot of a latency histogram: Counts[i] statements

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -212,4 +213,73 @@ func (s *failStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (d
 		return nil, *err
 	}
 	return s.instantBackendStmt.ExecContext(ctx, args)
+}
+
+// The short path's counts wait in the connection's tally until the
+// transaction ends, tallyMax statements at most, or the connection is let
+// go; then Stats has every one of them, as the full path counts them.
+func TestShortPathTally(t *testing.T) {
+	cn := instantConnector(t, &instantBackend{}, 0, "")
+	ctx := context.Background()
+	dc, err := cn.Connect(ctx)
+	require.NoError(t, err)
+	c := dc.(*conn)
+	upd, err := c.PrepareContext(ctx, "UPDATE t SET a = ? WHERE id = ?")
+	require.NoError(t, err)
+	sel, err := c.PrepareContext(ctx, "SELECT a FROM t WHERE id = ?")
+	require.NoError(t, err)
+	run := func(ps driver.Stmt) {
+		t.Helper()
+		if strings.HasPrefix(ps.(*stmt).q, "SELECT") {
+			rows, err := ps.(*stmt).QueryContext(ctx, []driver.NamedValue{{Ordinal: 1, Value: int64(7)}})
+			require.NoError(t, err)
+			require.NoError(t, rows.Close())
+			return
+		}
+		_, err := ps.(*stmt).ExecContext(ctx, []driver.NamedValue{{Ordinal: 1, Value: int64(1)}, {Ordinal: 2, Value: int64(7)}})
+		require.NoError(t, err)
+	}
+	type seen struct{ queries, inTx, reads, primaryReads, hits, readLat, writeLat uint64 }
+	now := func() seen {
+		st := cn.Stats()
+		n := st.Nodes[0]
+		return seen{n.Queries, st.Routes["in-transaction"], st.Reads, st.PrimaryReads, n.StmtHits, n.ReadLatency.Count, n.WriteLatency.Count}
+	}
+
+	tx, err := c.BeginTx(ctx, driver.TxOptions{})
+	require.NoError(t, err)
+	run(upd) // the full path: prepared on the transaction's connection
+	run(sel)
+	before := now()
+	assert.Equal(t, seen{queries: 2, inTx: 2, reads: 1, primaryReads: 1, hits: 2, readLat: 1, writeLat: 1}, before, "the full path counts at once")
+	for range 3 {
+		run(upd)
+		run(sel)
+	}
+	assert.Equal(t, before, now(), "the short path's counts wait for the transaction's end")
+	assert.Equal(t, uint32(6), c.tally.n)
+	require.NoError(t, tx.Commit())
+	assert.Equal(t, seen{queries: 8, inTx: 8, reads: 4, primaryReads: 4, hits: 8, readLat: 4, writeLat: 4}, now(), "added at commit")
+	assert.Equal(t, tally{}, c.tally, "the tally is empty after the commit")
+
+	// A long transaction: no more than tallyMax statements wait.
+	tx, err = c.BeginTx(ctx, driver.TxOptions{})
+	require.NoError(t, err)
+	for range 2*tallyMax + 1 {
+		run(upd)
+	}
+	assert.Equal(t, uint64(8+2*tallyMax), now().queries, "every full tally added")
+	assert.Equal(t, uint32(1), c.tally.n)
+	require.NoError(t, tx.Rollback())
+	assert.Equal(t, uint64(9+2*tallyMax), now().queries, "added at rollback")
+
+	// A connection closed in a transaction: added as it is let go.
+	_, err = c.BeginTx(ctx, driver.TxOptions{})
+	require.NoError(t, err)
+	run(sel)
+	run(sel)
+	require.NoError(t, c.Close())
+	got := now()
+	assert.Equal(t, uint64(11+2*tallyMax), got.queries, "added when the connection is let go")
+	assert.Equal(t, uint64(6), got.readLat)
 }
