@@ -73,6 +73,12 @@ type Stats struct {
 // Stats returns a snapshot of the connector's nodes. A sharded connector
 // reports the nodes of every data source (named <ds>-primary,
 // <ds>-replica1, …) and sums the counters.
+//
+// The counters of a prepared statement run again inside a BeginTx
+// transaction (go-tpc's and most ORMs' transactional shape) are added
+// when its transaction ends, or after every 64 such statements of one
+// connection: a snapshot taken while a transaction runs may not have its
+// latest statements yet. A failed statement is counted at once.
 func (c *Connector) Stats() Stats {
 	s := Stats{Routes: map[string]uint64{}, Events: map[string]uint64{}}
 	for _, cl := range c.clusters() {
