@@ -106,19 +106,34 @@ type cluster struct {
 // count records a routed statement: its final reason, and the node that
 // ran it (b is nil when it could not run anywhere).
 func (cl *cluster) count(reason router.Reason, kind router.Kind, b *backend, err error) {
-	cl.routes[reason].Add(1)
 	if b == nil {
+		cl.routes[reason].Add(1)
 		return
 	}
-	b.node.queries.Add(1)
 	if err != nil && isBadConn(err) {
 		b.node.errors.Add(1)
 	}
+	var reads, primaryReads uint64
 	if kind == router.Read {
-		cl.reads.Add(1)
+		reads = 1
 		if cl.isPrimary(b.node) {
-			cl.primaryReads.Add(1)
+			primaryReads = 1
 		}
+	}
+	cl.counted(reason, b.node, 1, reads, primaryReads)
+}
+
+// counted adds stmts statements routed for reason and run on n, of which
+// reads were plain reads and primaryReads of those on the primary: count's
+// and the short path's tally's (flushTally) one way to the counters.
+func (cl *cluster) counted(reason router.Reason, n *node, stmts, reads, primaryReads uint64) {
+	cl.routes[reason].Add(stmts)
+	n.queries.Add(stmts)
+	if reads > 0 {
+		cl.reads.Add(reads)
+	}
+	if primaryReads > 0 {
+		cl.primaryReads.Add(primaryReads)
 	}
 }
 

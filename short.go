@@ -87,7 +87,7 @@ func (c *conn) shortRun(ctx context.Context, ps *stmt, r *routed, args []driver.
 // connection's memory: each shared counter is a cache line other cores
 // write too, fetched from them when they did (an atomic handed between
 // two goroutines took 72–255 ns a transfer on the project's two-core AMD
-// machine), five or six lines per statement. flushTally adds the tally
+// machine); the full path writes five or six such counters per statement. flushTally adds the tally
 // when the transaction ends, when the connection is let go, and every
 // tallyMax statements; a failed statement is counted at once, as on the
 // full path. Stats and the metrics see a transaction's short-path
@@ -137,16 +137,11 @@ func (c *conn) flushTally() {
 	if t.n == 0 && t.hits == 0 {
 		return
 	}
-	n, cl := t.node, c.cl
+	n := t.node
 	if t.n > 0 {
-		cl.routes[t.reason].Add(uint64(t.n))
-		n.queries.Add(uint64(t.n))
+		c.cl.counted(t.reason, n, uint64(t.n), uint64(t.reads), uint64(t.primaryReads))
 		n.meters.writes.merge(&t.lat[0])
 		n.meters.reads.merge(&t.lat[1])
-	}
-	if t.reads > 0 {
-		cl.reads.Add(uint64(t.reads))
-		cl.primaryReads.Add(uint64(t.primaryReads))
 	}
 	if t.hits > 0 {
 		n.stmts.hits.Add(uint64(t.hits))

@@ -31,6 +31,11 @@ func TestShortPathKilledWhileRunning(t *testing.T) {
 	require.NoError(t, err)
 	defer killer.Close()
 
+	cn, err := rwshard.ConnectorOf(ctx, db)
+	require.NoError(t, err)
+	inTx := func() uint64 { return cn.Stats().Routes["in-transaction"] }
+	before := inTx()
+
 	tx, err := db.BeginTx(ctx, nil)
 	require.NoError(t, err)
 	defer tx.Rollback()
@@ -59,6 +64,10 @@ func TestShortPathKilledWhileRunning(t *testing.T) {
 	_, err = upd.ExecContext(ctx, 1)
 	assert.ErrorIs(t, err, driver.ErrBadConn, "the transaction's next statement: nothing sent, as after a broken go-sql-driver connection")
 	assert.Error(t, tx.Commit(), "nothing to commit")
+	// Counted, the short path's statements too: CONNECTION_ID(), the 3
+	// UPDATEs, SLEEP(0) and the killed SLEEP(30); the UPDATE after the
+	// kill was not sent.
+	assert.Equal(t, uint64(6), inTx()-before, "every statement the killed transaction ran is in Stats")
 
 	var v int
 	require.NoError(t, direct(t, l.Primary(), "").QueryRowContext(ctx, "SELECT v FROM app.sp WHERE id = 1").Scan(&v))

@@ -75,7 +75,8 @@ type Stats struct {
 // <ds>-replica1, …) and sums the counters.
 //
 // The counters of a prepared statement run again inside a BeginTx
-// transaction (go-tpc's and most ORMs' transactional shape) are added
+// transaction (go-tpc's shape: statements prepared once per connection,
+// executed in every transaction) are added
 // when its transaction ends, or after every 64 such statements of one
 // connection: a snapshot taken while a transaction runs may not have its
 // latest statements yet. A failed statement is counted at once.
