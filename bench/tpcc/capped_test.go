@@ -3,11 +3,9 @@
 package tpcc_test
 
 import (
-	"bufio"
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -60,11 +58,7 @@ func capServers(t *testing.T, l *lab.Lab, cpus float64) {
 				t.Logf("%s: %v", n.Name, err)
 			}
 		})
-		limits := [][2]string{{"cpu.max", fmt.Sprintf("%d %d", quota.Microseconds(), capPeriod.Microseconds())}}
-		if !v2 { // the period first: a quota is checked against it
-			limits = [][2]string{{"cpu.cfs_period_us", fmt.Sprint(capPeriod.Microseconds())}, {"cpu.cfs_quota_us", fmt.Sprint(quota.Microseconds())}}
-		}
-		for _, lim := range limits {
+		for _, lim := range cpuLimits(quota, capPeriod, v2) {
 			if err := os.WriteFile(filepath.Join(dir, lim[0]), []byte(lim[1]), 0); err != nil {
 				t.Fatalf("%s: %s %s: %v", n.Name, lim[0], lim[1], err)
 			}
@@ -76,43 +70,17 @@ func capServers(t *testing.T, l *lab.Lab, cpus float64) {
 	}
 }
 
-// cpuCgroupRoot finds the mount of the cgroup CPU controller: the v2
-// hierarchy if it offers cpu to its children, else v1's cpu hierarchy.
+// cpuCgroupRoot finds the mount of the cgroup CPU controller
+// (cpuControllerMount on this process's mounts).
 func cpuCgroupRoot() (root string, v2 bool, err error) {
-	f, err := os.Open("/proc/self/mountinfo")
+	mi, err := os.ReadFile("/proc/self/mountinfo")
 	if err != nil {
 		return "", false, err
 	}
-	defer f.Close()
-	var v1 string
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		// ID parent major:minor root mountpoint options [optional...] - fstype source superoptions
-		fields := strings.Fields(sc.Text())
-		sep := slices.Index(fields, "-")
-		if sep < 0 || sep+3 >= len(fields) || len(fields) < 5 {
-			continue
-		}
-		mount, fstype, super := fields[4], fields[sep+1], fields[sep+3]
-		switch fstype {
-		case "cgroup2":
-			ctl, err := os.ReadFile(filepath.Join(mount, "cgroup.subtree_control"))
-			if err == nil && slices.Contains(strings.Fields(string(ctl)), "cpu") {
-				return mount, true, nil
-			}
-		case "cgroup":
-			if slices.Contains(strings.Split(super, ","), "cpu") {
-				v1 = mount
-			}
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return "", false, err
-	}
-	if v1 == "" {
-		return "", false, fmt.Errorf("no cgroup v2 hierarchy with the cpu controller enabled, and no v1 cpu hierarchy, in /proc/self/mountinfo")
-	}
-	return v1, false, nil
+	return cpuControllerMount(string(mi), func(mount string) string {
+		ctl, _ := os.ReadFile(filepath.Join(mount, "cgroup.subtree_control"))
+		return string(ctl)
+	})
 }
 
 // ownCgroup is the group pid is in now in the CPU hierarchy, relative to
@@ -122,15 +90,8 @@ func ownCgroup(pid string, v2 bool) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		// hierarchy-ID:controllers:path
-		parts := strings.SplitN(line, ":", 3)
-		if len(parts) != 3 {
-			continue
-		}
-		if v2 && parts[0] == "0" || !v2 && slices.Contains(strings.Split(parts[1], ","), "cpu") {
-			return parts[2], nil
-		}
+	if g, ok := cgroupOf(string(b), v2); ok {
+		return g, nil
 	}
 	return "", fmt.Errorf("no CPU controller group in /proc/%s/cgroup", pid)
 }
