@@ -83,6 +83,12 @@ func TestCPUControllerMount(t *testing.T) {
 		unified = "36 25 0:31 / /sys/fs/cgroup/unified rw,nosuid,nodev,noexec,relatime shared:10 - cgroup2 cgroup2 rw"
 		cpuset  = "29 25 0:25 / /sys/fs/cgroup/cpuset rw,nosuid,nodev,noexec,relatime shared:11 - cgroup cgroup rw,cpuset"
 		cpuV1   = "30 25 0:26 / /sys/fs/cgroup/cpu,cpuacct rw,nosuid,nodev,noexec,relatime shared:12 - cgroup cgroup rw,cpu,cpuacct"
+		// The project's machine of 3 December, as read there: v1 only, a
+		// tmpfs over the hierarchies, cpu apart from cpuacct, no
+		// optional fields.
+		machine = "31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755\n" +
+			"32 31 0:29 / /sys/fs/cgroup/cpu rw,relatime - cgroup cgroup rw,cpu\n" +
+			"33 31 0:30 / /sys/fs/cgroup/cpuacct rw,relatime - cgroup cgroup rw,cpuacct"
 	)
 	control := map[string]string{"/sys/fs/cgroup": "cpuset cpu io memory pids\n", "/sys/fs/cgroup/unified": "memory pids\n"}
 	subtree := func(m string) string { return control[m] }
@@ -96,6 +102,7 @@ func TestCPUControllerMount(t *testing.T) {
 		{"cpuset is not cpu", strings.Join([]string{rootFS, unified, cpuset}, "\n"), "", false, true},
 		{"malformed lines", "x\n1 2 - cgroup2\n\n" + cpuV1, "/sys/fs/cgroup/cpu,cpuacct", false, false},
 		{"none", rootFS, "", false, true},
+		{"v1 cpu apart from cpuacct", machine, "/sys/fs/cgroup/cpu", false, false},
 	} {
 		root, isV2, err := cpuControllerMount(tc.mountinfo, subtree)
 		if (err != nil) != tc.fails || root != tc.root || isV2 != tc.v2 {
@@ -116,6 +123,7 @@ func TestCgroupOf(t *testing.T) {
 		{"v1 cpu", hybrid, false, "/system.slice/mariadb.service", true},
 		{"v2 line of a hybrid", hybrid, true, "/system.slice/other", true},
 		{"v1 cpuset only", "3:cpuset:/a\n0::/b", false, "", false},
+		{"the machine of 3 December, v1", "4:memory:/process_api/x\n3:cpuset:/not-cpu\n2:cpuacct:/not-cpu\n1:cpu:/\n0::/", false, "/", true},
 		{"a path with colons", "0::/a:b", true, "/a:b", true},
 		{"empty", "", true, "", false},
 	} {
