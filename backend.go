@@ -9,6 +9,8 @@ import (
 	"slices"
 	"sync/atomic"
 	"time"
+
+	"github.com/go-sql-driver/mysql"
 )
 
 // Backend connections: what each node's pool (connPool) holds when
@@ -56,6 +58,7 @@ func (nc *nodeConnector) Connect(ctx context.Context) (driver.Conn, error) {
 		return nil, err
 	}
 	bc := newBackendConn(c, dialed.conn)
+	_, bc.mysql = nc.inner.Driver().(*mysql.MySQLDriver)
 	if nc.cacheSize > 0 {
 		bc.stmts = newStmtCache(nc.cacheSize, nc.stats)
 	}
@@ -76,6 +79,9 @@ type backendConn struct {
 	checker driver.NamedValueChecker
 	queryer driver.QueryerContext
 	execer  driver.ExecerContext
+	// mysql: the connection is go-sql-driver's, whose conversion of the
+	// plain argument types convertPlain does.
+	mysql bool
 
 	stmts *stmtCache // nil: no caching
 	// net is the connection's socket (see dialer), to interrupt a
@@ -227,6 +233,38 @@ func (bc *backendConn) CheckNamedValue(nv *driver.NamedValue) error {
 		return bc.checker.CheckNamedValue(nv)
 	}
 	return driver.ErrSkip
+}
+
+// convertPlain converts an argument of a plain type as go-sql-driver's
+// converter (its CheckNamedValue) does, and reports false for any other
+// type: a driver.Value as it is, a signed integer to int64, an unsigned
+// one to uint64 (go-sql-driver sends those as they are), float32 to
+// float64. Only these exact types: a named type may be a driver.Valuer.
+func convertPlain(nv *driver.NamedValue) bool {
+	switch v := nv.Value.(type) {
+	case nil, int64, string, []byte, float64, bool, time.Time, uint64:
+	case int:
+		nv.Value = int64(v)
+	case int32:
+		nv.Value = int64(v)
+	case int16:
+		nv.Value = int64(v)
+	case int8:
+		nv.Value = int64(v)
+	case uint:
+		nv.Value = uint64(v)
+	case uint32:
+		nv.Value = uint64(v)
+	case uint16:
+		nv.Value = uint64(v)
+	case uint8:
+		nv.Value = uint64(v)
+	case float32:
+		nv.Value = float64(v)
+	default:
+		return false
+	}
+	return true
 }
 
 // stmtCache is a bounded LRU of prepared statements keyed by SQL text.

@@ -2,6 +2,7 @@ package rwshard
 
 import (
 	"context"
+	"database/sql/driver"
 
 	"github.com/rwshard/rwshard/health"
 )
@@ -11,3 +12,6 @@ import (
 func (c *Connector) Probe(ctx context.Context, i int) (health.Reading, error) {
 	return c.cl.probe(ctx, i)
 }
+
+// ConvertPlain is convertPlain, for tests.
+func ConvertPlain(nv *driver.NamedValue) bool { return convertPlain(nv) }

@@ -10,24 +10,30 @@ import (
 )
 
 // The short path: a prepared statement executed again inside a BeginTx
-// transaction, where route would return the route it remembered
-// (stmt.routes) and runOn would run it on the held connection. It runs
-// there directly: the same steps as runOn's session branch (the write
-// check, the session variables, exec or query, the counters and latency,
-// the server's error handling) and exec's or queryRows' tail, without
-// the layers of statement, run and route between them.
+// transaction, on the held connection it last ran on, where route would
+// return the route it remembered (stmt.routes) and runOn would run it
+// there. It calls the backend's prepared statement (stmt.ent) directly,
+// with what runOn's session branch and exec's or queryRows' tail do for
+// such a statement and nothing else: no session variables to set (the
+// connection has them), no cache lookup (the statement knows its entry),
+// no argument conversion (CheckNamedValue did it), its counts in the
+// connection's tally.
 //
 // It exists for the cache: on cores the servers share, every statement
-// starts with the client's code and data evicted, and those layers cost
-// more in the lines they fetch than in the instructions they run
-// (scripts/txshape-cachegrind). Anything unusual takes the full path: a
-// hint in the context, a tracer or route log, a transaction guard or
-// replay log, a held connection due for its check.
+// starts with the client's code and data evicted, and the layers of
+// statement, run, route, exec and cache between database/sql and
+// go-sql-driver cost more in the lines they fetch than in the
+// instructions they run (scripts/txshape-cachegrind). Anything unusual
+// takes the full path: a hint in the context, a tracer or route log, a
+// transaction guard or replay log, a held connection due for its check,
+// a statement not yet prepared on it (or dropped from its cache), session
+// variables to apply, arguments not converted, a write whose connection
+// is no longer the primary's.
 
-// shortRoute returns ps's remembered route when this execution can take
-// the short path, else nil.
-func (c *conn) shortRoute(ctx context.Context, ps *stmt) *routed {
-	if c.tx == nil || c.sess == nil || c.unchecked || c.broken || c.guard != nil || c.replay != nil || c.cl.report {
+// shortRoute returns ps's remembered route when this execution, with
+// nargs arguments, can take the short path, else nil.
+func (c *conn) shortRoute(ctx context.Context, ps *stmt, nargs int) *routed {
+	if c.tx == nil || !c.argsChecked && nargs > 0 || c.sess == nil || c.unchecked || c.broken || c.guard != nil || c.replay != nil || c.cl.report {
 		return nil
 	}
 	if _, hinted := hint.FromContext(ctx); hinted {
@@ -37,47 +43,56 @@ func (c *conn) shortRoute(ctx context.Context, ps *stmt) *routed {
 	if r == nil || r.cls.Effect != 0 || r.d.Target != router.ToSession && !r.d.Pin {
 		return nil
 	}
+	b := c.sess
+	if bc := b.bc; bc == nil || ps.bc != bc || !ps.ent.live || bc.vars.key != c.vars.key || !c.sessionTargetOK(b, r) {
+		return nil
+	}
 	return r
 }
 
 // shortRun runs ps on c.sess, with rows (a query) or without (an exec), once
 // shortRoute has returned r.
 func (c *conn) shortRun(ctx context.Context, ps *stmt, r *routed, args []driver.NamedValue, withRows bool) (res driver.Result, rows driver.Rows, err error) {
-	p := c.prep(ps)
+	c.argsChecked = false // consumed, as prep does
 	b := c.sess
-	if !c.sessionTargetOK(b, r) {
-		return nil, nil, c.checkSessionTarget(b, r, ps.q)
-	}
 	c.reached(b.node)
-	c.cl.budget.Request()
 	t := c.tallyFor(b.node, r.d.Reason)
-	p.hits = &t.hits
+	e := ps.ent
+	ps.bc.stmts.touch(e, &t.hits)
 	start := monotonic()
-	var st driver.Stmt
-	if err = b.applyVars(ctx, &c.vars); err == nil {
-		if withRows {
-			rows, st, err = query(ctx, b.dc, ps.q, args, p)
-		} else {
-			res, err = exec(ctx, b.dc, ps.q, args, p)
-		}
+	if withRows {
+		rows, err = e.queryer.QueryContext(ctx, args)
+	} else {
+		res, err = e.execer.ExecContext(ctx, args)
 	}
 	d := monotonic() - start
 	if err != nil {
-		c.cl.count(r.d.Reason, r.cls.Kind, b, err)
-		b.node.meters.latency(r.cls.Kind, d)
-		// In a transaction without a replay log the statement is never
-		// run again (heldFailed needs no work to redo).
-		_, err, _ = c.heldFailed(ctx, r, ps.q, nil, b, err)
-		return nil, nil, err
+		return nil, nil, c.shortFailed(ctx, ps, r, b, d, err)
 	}
-	t.add(c.cl, r.cls.Kind, d)
+	t.add(r.cls.Kind, d)
 	write := changesData(&r.cls)
 	if withRows {
 		// A write's rows (INSERT … RETURNING) record it once closed.
-		return nil, c.heldRows(ctx, ps.q, args, rows, st, write), nil
+		return nil, c.heldRows(ctx, ps.q, args, rows, nil, write), nil
 	}
 	c.wrote(ctx, b, write)
 	return res, nil, nil
+}
+
+// shortFailed is the short path's failed statement, counted at once as
+// on the full path: a statement the server no longer knows leaves the
+// cache (as exec's), and the error is handled as runOn's (in a
+// transaction without a replay log the statement is never run again, so
+// heldFailed needs no work to redo).
+func (c *conn) shortFailed(ctx context.Context, ps *stmt, r *routed, b *backend, d time.Duration, err error) error {
+	if staleStmt(err) {
+		ps.bc.stmts.drop(ps.q)
+	}
+	c.cl.budget.Request()
+	c.cl.count(r.d.Reason, r.cls.Kind, b, err)
+	b.node.meters.latency(r.cls.Kind, d)
+	_, err, _ = c.heldFailed(ctx, r, ps.q, nil, b, err)
+	return err
 }
 
 // tally is what the short path counted in the running transaction and
@@ -87,19 +102,21 @@ func (c *conn) shortRun(ctx context.Context, ps *stmt, r *routed, args []driver.
 // connection's memory: each shared counter is a cache line other cores
 // write too, fetched from them when they did (an atomic handed between
 // two goroutines took 72–255 ns a transfer on the project's two-core AMD
-// machine); the full path writes five or six such counters per statement. flushTally adds the tally
-// when the transaction ends, when the connection is let go, and every
-// tallyMax statements; a failed statement is counted at once, as on the
-// full path. Stats and the metrics see a transaction's short-path
-// statements by then.
+// machine); the full path writes five or six such counters per
+// statement. flushTally adds the tally when the transaction ends, when
+// the connection is let go, and every tallyMax statements, with the
+// statements' deposits into the retry budget; a failed statement is
+// counted at once, as on the full path. Stats and the metrics see a
+// transaction's short-path statements by then. Its reads count as reads
+// on the primary when its node is the primary at the flush (a tally holds
+// one node's statements: in a transaction, those of one connection).
 type tally struct {
-	n            uint32 // statements
-	reads        uint32 // of them plain reads
-	primaryReads uint32 // of those, on the primary
-	hits         uint32 // statement cache hits
-	node         *node
-	reason       router.Reason
-	lat          [2]localHist // by class: the rest, plain reads (as nodeMeters.latency)
+	n      uint32 // statements
+	reads  uint32 // of them plain reads (on the primary if n is when flushed)
+	hits   uint32 // statement cache hits
+	node   *node
+	reason router.Reason
+	lat    [2]localHist // by class: the rest, plain reads (as nodeMeters.latency)
 }
 
 // tallyMax is how many statements a tally holds at most.
@@ -118,14 +135,11 @@ func (c *conn) tallyFor(n *node, reason router.Reason) *tally {
 
 // add tallies a statement of class k that ran for d, as count and
 // nodeMeters.latency would count it.
-func (t *tally) add(cl *cluster, k router.Kind, d time.Duration) {
+func (t *tally) add(k router.Kind, d time.Duration) {
 	t.n++
 	class := 0
 	if k == router.Read {
 		t.reads++
-		if cl.isPrimary(t.node) {
-			t.primaryReads++
-		}
 		class = 1
 	}
 	t.lat[class].observe(d)
@@ -139,7 +153,12 @@ func (c *conn) flushTally() {
 	}
 	n := t.node
 	if t.n > 0 {
-		c.cl.counted(t.reason, n, uint64(t.n), uint64(t.reads), uint64(t.primaryReads))
+		var primaryReads uint64
+		if c.cl.isPrimary(n) {
+			primaryReads = uint64(t.reads)
+		}
+		c.cl.counted(t.reason, n, uint64(t.n), uint64(t.reads), primaryReads)
+		c.cl.budget.Requests(int(t.n))
 		n.meters.writes.merge(&t.lat[0])
 		n.meters.reads.merge(&t.lat[1])
 	}

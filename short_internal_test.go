@@ -63,14 +63,14 @@ func TestShortPath(t *testing.T) {
 			require.NoError(t, err)
 			for i := range 3 {
 				a := args(i, 7)
-				assert.Equal(t, tc.short && i > 0, c.shortRoute(ctx, upd.(*stmt)) != nil, "UPDATE %d: short path", i)
+				assert.Equal(t, tc.short && i > 0, c.shortRoute(ctx, upd.(*stmt), len(a)) != nil, "UPDATE %d: short path", i)
 				res, err := upd.(*stmt).ExecContext(ctx, a)
 				require.NoError(t, err)
 				n, _ := res.RowsAffected()
 				assert.Equal(t, int64(1), n)
 
 				a = args(7)
-				assert.Equal(t, tc.short && i > 0, c.shortRoute(ctx, sel.(*stmt)) != nil, "SELECT %d: short path", i)
+				assert.Equal(t, tc.short && i > 0, c.shortRoute(ctx, sel.(*stmt), len(a)) != nil, "SELECT %d: short path", i)
 				rows, err := sel.(*stmt).QueryContext(ctx, a)
 				require.NoError(t, err)
 				dest := make([]driver.Value, len(rows.Columns()))
@@ -78,7 +78,7 @@ func TestShortPath(t *testing.T) {
 				require.NoError(t, rows.Close())
 			}
 			require.NoError(t, tx.Commit())
-			assert.True(t, c.shortRoute(ctx, upd.(*stmt)) == nil, "no short path outside a transaction")
+			assert.True(t, c.shortRoute(ctx, upd.(*stmt), 0) == nil, "no short path outside a transaction")
 
 			// The next transaction keeps the connection: its first
 			// statement, a write, takes the short path, and is recorded
@@ -86,7 +86,7 @@ func TestShortPath(t *testing.T) {
 			tx, err = c.BeginTx(ctx, driver.TxOptions{})
 			require.NoError(t, err)
 			a := args(9, 7)
-			assert.Equal(t, tc.short, c.shortRoute(ctx, upd.(*stmt)) != nil, "the next transaction's UPDATE: short path")
+			assert.Equal(t, tc.short, c.shortRoute(ctx, upd.(*stmt), len(a)) != nil, "the next transaction's UPDATE: short path")
 			_, err = upd.(*stmt).ExecContext(ctx, a)
 			require.NoError(t, err)
 			assert.True(t, c.pendingWrite, "the transaction's write is recorded for its commit")
@@ -99,7 +99,7 @@ func TestShortPath(t *testing.T) {
 				tx, err = c.BeginTx(ctx, driver.TxOptions{})
 				require.NoError(t, err)
 				a := args(i)
-				assert.Equal(t, tc.short && i > 0, c.shortRoute(ctx, ret.(*stmt)) != nil, "RETURNING %d: short path", i)
+				assert.Equal(t, tc.short && i > 0, c.shortRoute(ctx, ret.(*stmt), len(a)) != nil, "RETURNING %d: short path", i)
 				rows, err := ret.(*stmt).QueryContext(ctx, a)
 				require.NoError(t, err)
 				assert.False(t, c.pendingWrite, "RETURNING %d: not recorded while its rows are open", i)
@@ -144,7 +144,7 @@ func TestShortPathErrors(t *testing.T) {
 		for i := range a {
 			require.NoError(t, c.CheckNamedValue(&a[i]))
 		}
-		assert.Equal(t, short, c.shortRoute(ctx, ps) != nil, "short path")
+		assert.Equal(t, short, c.shortRoute(ctx, ps, len(a)) != nil, "short path")
 		_, err := ps.ExecContext(ctx, a)
 		return err
 	}
@@ -164,8 +164,9 @@ func TestShortPathErrors(t *testing.T) {
 	assert.Equal(t, uint16(1615), me.Number)
 	assert.False(t, ps.ent.live, "a statement the server wants prepared again leaves the cache")
 	be.failWith(nil)
+	require.NoError(t, exec(false))
+	assert.True(t, ps.ent.live, "prepared again on its next execution, on the full path")
 	require.NoError(t, exec(true))
-	assert.True(t, ps.ent.live, "prepared again on its next execution")
 
 	be.failWith(driver.ErrBadConn)
 	assert.ErrorIs(t, exec(true), ErrSessionLost)
@@ -230,13 +231,20 @@ func TestShortPathTally(t *testing.T) {
 	require.NoError(t, err)
 	run := func(ps driver.Stmt) {
 		t.Helper()
+		args := []driver.NamedValue{{Ordinal: 1, Value: int64(1)}, {Ordinal: 2, Value: int64(7)}}
 		if strings.HasPrefix(ps.(*stmt).q, "SELECT") {
-			rows, err := ps.(*stmt).QueryContext(ctx, []driver.NamedValue{{Ordinal: 1, Value: int64(7)}})
+			args = args[1:]
+		}
+		for i := range args { // as database/sql does
+			require.NoError(t, c.CheckNamedValue(&args[i]))
+		}
+		if strings.HasPrefix(ps.(*stmt).q, "SELECT") {
+			rows, err := ps.(*stmt).QueryContext(ctx, args)
 			require.NoError(t, err)
 			require.NoError(t, rows.Close())
 			return
 		}
-		_, err := ps.(*stmt).ExecContext(ctx, []driver.NamedValue{{Ordinal: 1, Value: int64(1)}, {Ordinal: 2, Value: int64(7)}})
+		_, err := ps.(*stmt).ExecContext(ctx, args)
 		require.NoError(t, err)
 	}
 	type seen struct{ queries, inTx, reads, primaryReads, hits, readLat, writeLat uint64 }
@@ -282,4 +290,51 @@ func TestShortPathTally(t *testing.T) {
 	got := now()
 	assert.Equal(t, uint64(11+2*tallyMax), got.queries, "added when the connection is let go")
 	assert.Equal(t, uint64(6), got.readLat)
+}
+
+// The short path is taken only when it would do what the full path does:
+// a statement whose arguments CheckNamedValue did not convert, whose cache
+// entry is gone, or whose connection's session variables differ from the
+// logical connection's goes down the full path, which converts, prepares
+// again or applies them; a statement without arguments needs no
+// conversion.
+func TestShortPathConditions(t *testing.T) {
+	cn := instantConnector(t, &instantBackend{}, 0, "")
+	ctx := context.Background()
+	dc, err := cn.Connect(ctx)
+	require.NoError(t, err)
+	c := dc.(*conn)
+	defer c.Close()
+	ds, err := c.PrepareContext(ctx, "UPDATE t SET a = ? WHERE id = ?")
+	require.NoError(t, err)
+	ps := ds.(*stmt)
+	none, err := c.PrepareContext(ctx, "UPDATE t SET a = 1")
+	require.NoError(t, err)
+	converted := func() []driver.NamedValue {
+		a := []driver.NamedValue{{Ordinal: 1, Value: 1}, {Ordinal: 2, Value: 7}}
+		for i := range a {
+			require.NoError(t, c.CheckNamedValue(&a[i]))
+		}
+		return a
+	}
+	_, err = c.BeginTx(ctx, driver.TxOptions{})
+	require.NoError(t, err)
+	_, err = ps.ExecContext(ctx, converted()) // the full path remembers the route
+	require.NoError(t, err)
+	_, err = none.(*stmt).ExecContext(ctx, nil)
+	require.NoError(t, err)
+
+	a := converted()
+	assert.True(t, c.shortRoute(ctx, ps, len(a)) != nil, "converted arguments")
+	assert.True(t, c.shortRoute(ctx, none.(*stmt), 0) != nil, "no arguments")
+	c.argsChecked = false
+	assert.True(t, c.shortRoute(ctx, ps, len(a)) == nil, "arguments not converted")
+
+	a = converted()
+	ps.ent.live = false
+	assert.True(t, c.shortRoute(ctx, ps, len(a)) == nil, "the cache entry is gone")
+	ps.ent.live = true
+
+	c.vars.key = "time_zone='+00:00'"
+	assert.True(t, c.shortRoute(ctx, ps, len(a)) == nil, "session variables to apply")
 }

@@ -3,6 +3,7 @@ package rwshard_test
 import (
 	"database/sql"
 	"database/sql/driver"
+	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
@@ -84,4 +85,41 @@ func TestShortPathKilledWhileRunning(t *testing.T) {
 	require.NoError(t, tx.Commit())
 	require.NoError(t, direct(t, l.Primary(), "").QueryRowContext(ctx, "SELECT v FROM app.sp WHERE id = 1").Scan(&v))
 	assert.Equal(t, 2, v, "the next transaction, on a fresh connection, committed once")
+}
+
+// The argument types rwshard converts itself on a held connection
+// (convertPlain) come out as go-sql-driver's own conversion makes them, on
+// a real go-sql-driver connection; any other type is left to it.
+func TestConvertPlainIsGoSQLDrivers(t *testing.T) {
+	l := rwLab.Get(t)
+	ctx := labtest.Ctx(t, time.Minute)
+	db, err := sql.Open("mysql", labtest.PlainNodeDSN(l.Primary()))
+	require.NoError(t, err)
+	defer db.Close()
+	c, err := db.Conn(ctx)
+	require.NoError(t, err)
+	defer c.Close()
+	type id int
+	n := 7
+	now := time.Now()
+	plain := []any{nil, int(-7), int8(-8), int16(-300), int32(1 << 30), int64(1 << 40),
+		uint(7), uint8(200), uint16(60000), uint32(1 << 31), uint64(1<<63 + 5),
+		float32(1.5), 2.25, true, "s", []byte("b"), []byte(nil), now}
+	other := []any{id(3), &n, json.RawMessage(`{}`), sql.NullInt64{Int64: 1, Valid: true}, []int{1}}
+	require.NoError(t, c.Raw(func(dc any) error {
+		checker := dc.(driver.NamedValueChecker)
+		for _, v := range plain {
+			want := driver.NamedValue{Ordinal: 1, Value: v}
+			require.NoError(t, checker.CheckNamedValue(&want))
+			got := driver.NamedValue{Ordinal: 1, Value: v}
+			require.True(t, rwshard.ConvertPlain(&got), "%T is converted", v)
+			assert.Equal(t, fmt.Sprintf("%T %#v", want.Value, want.Value), fmt.Sprintf("%T %#v", got.Value, got.Value), "%T", v)
+		}
+		for _, v := range other {
+			got := driver.NamedValue{Ordinal: 1, Value: v}
+			require.False(t, rwshard.ConvertPlain(&got), "%T is go-sql-driver's to convert", v)
+			assert.Equal(t, fmt.Sprintf("%#v", v), fmt.Sprintf("%#v", got.Value), "%T left as it was", v)
+		}
+		return nil
+	}))
 }

@@ -68,7 +68,7 @@ func (s *stmt) Close() error { return nil }
 func (s *stmt) NumInput() int { return -1 }
 
 func (s *stmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
-	if r := s.c.shortRoute(ctx, s); r != nil {
+	if r := s.c.shortRoute(ctx, s, len(args)); r != nil {
 		res, _, err := s.c.shortRun(ctx, s, r, args, false)
 		return res, err
 	}
@@ -76,7 +76,7 @@ func (s *stmt) ExecContext(ctx context.Context, args []driver.NamedValue) (drive
 }
 
 func (s *stmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
-	if r := s.c.shortRoute(ctx, s); r != nil {
+	if r := s.c.shortRoute(ctx, s, len(args)); r != nil {
 		_, rows, err := s.c.shortRun(ctx, s, r, args, true)
 		return rows, err
 	}

@@ -63,6 +63,14 @@ func (b *Budget) Request() {
 // earn is Request's deposit, out of line so that Request inlines.
 func (b *Budget) earn() { b.add(millionths(b.Ratio)) }
 
+// Requests records n requests at once, as n calls of Request would: for a
+// caller that counts its requests and adds them later.
+func (b *Budget) Requests(n int) {
+	if n > 0 && float64(b.micro.Load()) < b.Max*unit {
+		b.add(int64(n) * millionths(b.Ratio))
+	}
+}
+
 // Retry reports whether a retry may be made now, and spends it if so.
 func (b *Budget) Retry(now time.Time) bool {
 	b.mu.Lock()

@@ -172,3 +172,18 @@ func TestBudgetConcurrent(t *testing.T) {
 	assert.LessOrEqual(t, r, uint64(workers*each/4))
 	assert.Positive(t, r)
 }
+
+// Requests(n) deposits what n calls of Request would, capped alike.
+func TestBudgetRequests(t *testing.T) {
+	for _, n := range []int{0, 1, 7, 40, 1000} {
+		one, many := NewBudget(0.25, 0), NewBudget(0.25, 0)
+		for range n {
+			one.Request()
+		}
+		many.Requests(n)
+		assert.Equal(t, retries(one, t0), retries(many, t0), "%d requests", n)
+	}
+	b := NewBudget(0.25, 0)
+	b.Requests(-3)
+	assert.False(t, b.Retry(t0), "a negative count deposits nothing")
+}
