@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -195,7 +196,9 @@ func readReplicaStatus(rows *sql.Rows, r *health.Reading) error {
 	if !rows.Next() {
 		return rows.Err()
 	}
-	vals := make([]sql.NullString, len(cols))
+	// RawBytes: the row's sixty-odd columns are read without a string
+	// each; the few used are looked at before the next call on rows.
+	vals := make([]sql.RawBytes, len(cols))
 	ptrs := make([]any, len(cols))
 	for i := range vals {
 		ptrs[i] = &vals[i]
@@ -210,13 +213,15 @@ func readReplicaStatus(rows *sql.Rows, r *health.Reading) error {
 		case "Slave_IO_Running", "Replica_IO_Running":
 			// Yes, No, or a state on the way to Yes (Connecting, and
 			// Preparing on MariaDB): only No is stopped.
-			r.IORunning = vals[i].String == "Yes"
-			r.IOConnecting = vals[i].String != "Yes" && vals[i].String != "No"
+			r.IORunning = string(vals[i]) == "Yes"
+			r.IOConnecting = string(vals[i]) != "Yes" && string(vals[i]) != "No"
 		case "Slave_SQL_Running", "Replica_SQL_Running":
-			r.SQLRunning = vals[i].String == "Yes"
+			r.SQLRunning = string(vals[i]) == "Yes"
 		case "Seconds_Behind_Master", "Seconds_Behind_Source":
-			if vals[i].Valid {
-				fmt.Sscan(vals[i].String, &r.SecondsBehind)
+			if vals[i] != nil { // NULL: unknown
+				if n, err := strconv.ParseInt(string(vals[i]), 10, 64); err == nil {
+					r.SecondsBehind = n
+				}
 			}
 		}
 	}
