@@ -112,7 +112,7 @@ func (c *conn) shortFailed(ctx context.Context, ps *stmt, r *routed, b *backend,
 // one node's statements: in a transaction, those of one connection).
 type tally struct {
 	n      uint32 // statements
-	reads  uint32 // of them plain reads (on the primary if n is when flushed)
+	reads  uint32 // of them plain reads (on the primary if node is when flushed)
 	hits   uint32 // statement cache hits
 	node   *node
 	reason router.Reason
