@@ -230,16 +230,27 @@ func (bc *backendConn) IsValid() bool {
 
 func (bc *backendConn) CheckNamedValue(nv *driver.NamedValue) error {
 	if bc.checker != nil {
-		return bc.checker.CheckNamedValue(nv)
+		return bc.convert(nv)
 	}
 	return driver.ErrSkip
 }
 
+// convert converts an argument as the driver connection does, the plain
+// types without its converter on go-sql-driver's (convertPlain); bc.checker
+// must be set.
+func (bc *backendConn) convert(nv *driver.NamedValue) error {
+	if bc.mysql && convertPlain(nv) {
+		return nil
+	}
+	return bc.checker.CheckNamedValue(nv)
+}
+
 // convertPlain converts an argument of a plain type as go-sql-driver's
 // converter (its CheckNamedValue) does, and reports false for any other
-// type: a driver.Value as it is, a signed integer to int64, an unsigned
-// one to uint64 (go-sql-driver sends those as they are), float32 to
-// float64. Only these exact types: a named type may be a driver.Valuer.
+// type: a driver.Value as it is, int and int32 to int64, uint and uint32
+// to uint64 (go-sql-driver sends those as they are). Only these exact
+// types: a named type may be a driver.Valuer; the rarer sizes are left to
+// go-sql-driver.
 func convertPlain(nv *driver.NamedValue) bool {
 	switch v := nv.Value.(type) {
 	case nil, int64, string, []byte, float64, bool, time.Time, uint64:
@@ -247,20 +258,10 @@ func convertPlain(nv *driver.NamedValue) bool {
 		nv.Value = int64(v)
 	case int32:
 		nv.Value = int64(v)
-	case int16:
-		nv.Value = int64(v)
-	case int8:
-		nv.Value = int64(v)
 	case uint:
 		nv.Value = uint64(v)
 	case uint32:
 		nv.Value = uint64(v)
-	case uint16:
-		nv.Value = uint64(v)
-	case uint8:
-		nv.Value = uint64(v)
-	case float32:
-		nv.Value = float64(v)
 	default:
 		return false
 	}

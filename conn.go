@@ -1028,17 +1028,14 @@ func (c *conn) Ping(ctx context.Context) error {
 // the statement runs on converts it.
 //
 // The argument types programs pass most (integers, strings, bytes, floats,
-// booleans, times, nil) are converted here, without go-sql-driver's
-// converter, to what it returns for them (convertPlain): that converter
+// booleans, times, nil) are converted without go-sql-driver's converter,
+// to what it returns for them (backendConn.convert): that converter
 // asserts driver.Valuer and reflects for any value that is not already a
 // driver.Value, a Go int among them.
 func (c *conn) CheckNamedValue(nv *driver.NamedValue) error {
 	if b := c.sess; b != nil && b.bc != nil && b.bc.checker != nil {
 		c.argsChecked = true
-		if b.bc.mysql && convertPlain(nv) {
-			return nil
-		}
-		return b.bc.checker.CheckNamedValue(nv)
+		return b.bc.convert(nv)
 	}
 	c.argsChecked = false
 	return nil

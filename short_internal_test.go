@@ -51,14 +51,7 @@ func TestShortPath(t *testing.T) {
 			require.NoError(t, err)
 			sel, err := c.PrepareContext(ctx, "SELECT a FROM t WHERE id = ?")
 			require.NoError(t, err)
-			args := func(vs ...any) []driver.NamedValue {
-				nvs := make([]driver.NamedValue, len(vs))
-				for i, v := range vs {
-					nvs[i] = driver.NamedValue{Ordinal: i + 1, Value: v}
-					require.NoError(t, c.CheckNamedValue(&nvs[i]))
-				}
-				return nvs
-			}
+			args := func(vs ...any) []driver.NamedValue { return checkedArgs(t, c, vs...) }
 			tx, err := c.BeginTx(ctx, driver.TxOptions{})
 			require.NoError(t, err)
 			for i := range 3 {
@@ -140,10 +133,7 @@ func TestShortPathErrors(t *testing.T) {
 	require.NoError(t, err)
 	ps := ds.(*stmt)
 	exec := func(short bool) error {
-		a := []driver.NamedValue{{Ordinal: 1, Value: 1}, {Ordinal: 2, Value: 7}}
-		for i := range a {
-			require.NoError(t, c.CheckNamedValue(&a[i]))
-		}
+		a := checkedArgs(t, c, 1, 7)
 		assert.Equal(t, short, c.shortRoute(ctx, ps, len(a)) != nil, "short path")
 		_, err := ps.ExecContext(ctx, a)
 		return err
@@ -231,20 +221,13 @@ func TestShortPathTally(t *testing.T) {
 	require.NoError(t, err)
 	run := func(ps driver.Stmt) {
 		t.Helper()
-		args := []driver.NamedValue{{Ordinal: 1, Value: int64(1)}, {Ordinal: 2, Value: int64(7)}}
 		if strings.HasPrefix(ps.(*stmt).q, "SELECT") {
-			args = args[1:]
-		}
-		for i := range args { // as database/sql does
-			require.NoError(t, c.CheckNamedValue(&args[i]))
-		}
-		if strings.HasPrefix(ps.(*stmt).q, "SELECT") {
-			rows, err := ps.(*stmt).QueryContext(ctx, args)
+			rows, err := ps.(*stmt).QueryContext(ctx, checkedArgs(t, c, int64(7)))
 			require.NoError(t, err)
 			require.NoError(t, rows.Close())
 			return
 		}
-		_, err := ps.(*stmt).ExecContext(ctx, args)
+		_, err := ps.(*stmt).ExecContext(ctx, checkedArgs(t, c, int64(1), int64(7)))
 		require.NoError(t, err)
 	}
 	type seen struct{ queries, inTx, reads, primaryReads, hits, readLat, writeLat uint64 }
@@ -310,13 +293,7 @@ func TestShortPathConditions(t *testing.T) {
 	ps := ds.(*stmt)
 	none, err := c.PrepareContext(ctx, "UPDATE t SET a = 1")
 	require.NoError(t, err)
-	converted := func() []driver.NamedValue {
-		a := []driver.NamedValue{{Ordinal: 1, Value: 1}, {Ordinal: 2, Value: 7}}
-		for i := range a {
-			require.NoError(t, c.CheckNamedValue(&a[i]))
-		}
-		return a
-	}
+	converted := func() []driver.NamedValue { return checkedArgs(t, c, 1, 7) }
 	_, err = c.BeginTx(ctx, driver.TxOptions{})
 	require.NoError(t, err)
 	_, err = ps.ExecContext(ctx, converted()) // the full path remembers the route
@@ -337,4 +314,16 @@ func TestShortPathConditions(t *testing.T) {
 
 	c.vars.key = "time_zone='+00:00'"
 	assert.True(t, c.shortRoute(ctx, ps, len(a)) == nil, "session variables to apply")
+}
+
+// checkedArgs are vs as database/sql hands them to c's statements: named,
+// each passed through c.CheckNamedValue.
+func checkedArgs(t *testing.T, c *conn, vs ...any) []driver.NamedValue {
+	t.Helper()
+	nvs := make([]driver.NamedValue, len(vs))
+	for i, v := range vs {
+		nvs[i] = driver.NamedValue{Ordinal: i + 1, Value: v}
+		require.NoError(t, c.CheckNamedValue(&nvs[i]))
+	}
+	return nvs
 }
