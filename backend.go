@@ -222,7 +222,7 @@ func (bc *backendConn) ResetSession(ctx context.Context) error {
 }
 
 func (bc *backendConn) IsValid() bool {
-	if bc.stale {
+	if bc.stale || bc.interrupted.Load() {
 		return false
 	}
 	return validConn(bc.Conn)

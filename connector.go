@@ -182,6 +182,7 @@ func newCluster(cfg *Config) (*cluster, error) {
 			return nil, err
 		} else {
 			n.maxOpen = pick(nc.MaxOpenConns, cfg.MaxOpenConns)
+			n.held.lifetime = pick(nc.ConnMaxLifetime, cfg.ConnMaxLifetime)
 		}
 		cl.nodes = append(cl.nodes, n)
 		cl.byName[n.name] = n
@@ -263,10 +264,11 @@ func openNode(cfg *Config, nc Node, stats *stmtStats) (conns *connPool, probeDB 
 	lifetime := pick(nc.ConnMaxLifetime, cfg.ConnMaxLifetime)
 	conns = newConnPool(&nodeConnector{inner: inner, timeout: cfg.ConnectTimeout, cacheSize: cfg.StmtCacheSize, stats: stats},
 		pick(nc.MaxOpenConns, cfg.MaxOpenConns), pick(nc.MaxIdleConns, cfg.MaxIdleConns), lifetime, cfg.ConnMaxIdleTime)
-	// One probe at a time per node (health runs one loop per node).
+	// One probe at a time per node (health runs one loop per node), on a
+	// connection it holds (heldProbe); the heartbeat writer's beside it.
 	probeDB = sql.OpenDB(&nodeConnector{inner: probeInner, timeout: cfg.ConnectTimeout})
-	probeDB.SetMaxOpenConns(1)
-	probeDB.SetMaxIdleConns(1)
+	probeDB.SetMaxOpenConns(2)
+	probeDB.SetMaxIdleConns(2)
 	probeDB.SetConnMaxLifetime(lifetime)
 	return conns, probeDB, nil
 }
@@ -287,6 +289,7 @@ func closeNodes(nodes []*node) error {
 			errs = append(errs, n.conns.close())
 		}
 		if n.probeDB != nil {
+			n.held.release()
 			errs = append(errs, n.probeDB.Close())
 		}
 	}

@@ -234,7 +234,7 @@ func TestLabTemporaryTableAndLocks(t *testing.T) {
 func TestLabTextTransactions(t *testing.T) {
 	l := rwLab.Get(t)
 	ctx := labtest.Ctx(t, time.Minute)
-	setup(t, l, "CREATE TABLE IF NOT EXISTS texttx (id INT PRIMARY KEY)")
+	setup(t, l, "CREATE TABLE IF NOT EXISTS texttx (id INT PRIMARY KEY)", "DELETE FROM texttx")
 	db := openLab(t, l, "")
 	count := func() (n int) {
 		require.NoError(t, direct(t, l.Primary(), "").QueryRowContext(ctx, "SELECT COUNT(*) FROM texttx").Scan(&n))

@@ -1,8 +1,11 @@
 package rwshard
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
+	"database/sql/driver"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -15,11 +18,12 @@ import (
 // The probe of one node: one connection, two statements (three with a
 // heartbeat table), bounded by the probe timeout. On a node rwshard opened
 // itself the statements travel together as one multi-statement query on a
-// connection of the node's own (node.probeDB): one round trip per probe,
-// and a probe never waits for, or takes, a connection the application
-// needs. Over *sql.DB handles the caller opened (OpenDB) they run one by
-// one on a connection of that pool. The health package owns the schedule;
-// this is the I/O it asks for.
+// connection of the node's own (node.probeDB), held from one probe to the
+// next (heldProbe): one round trip per probe, and a probe never waits for,
+// or takes, a connection the application needs. Over *sql.DB handles the
+// caller opened (OpenDB) they run one by one on a connection of that pool,
+// checked out for each probe. The health package owns the schedule; this
+// is the I/O it asks for.
 
 // flavor of a server, learned on the first probe.
 const (
@@ -40,15 +44,42 @@ const (
 
 func (cl *cluster) probe(ctx context.Context, i int) (health.Reading, error) {
 	n := cl.nodes[i]
-	db, multi := n.db, n.probeDB != nil
-	if multi {
-		db = n.probeDB
+	if n.probeDB == nil {
+		conn, err := n.db.Conn(ctx)
+		if err != nil {
+			return health.Reading{}, err
+		}
+		defer conn.Close()
+		return cl.probeOn(ctx, conn, n, false)
 	}
-	conn, err := db.Conn(ctx)
+	h := &n.held
+	conn, err := h.get(ctx, n.probeDB)
 	if err != nil {
 		return health.Reading{}, err
 	}
-	defer conn.Close()
+	// The probe timeout closes the socket (as a node out of rotation has
+	// its statements' sockets closed) instead of being watched by
+	// database/sql and go-sql-driver, each of which otherwise hands the
+	// context to a goroutine of its own for every query: wake-ups of other
+	// goroutines at each probe, on an idle service most of its cost. On a
+	// network rwshard does not dial (no socket known) the context does it.
+	qctx, stop := ctx, func() bool { return true }
+	if h.bc.net != nil {
+		qctx, stop = context.WithoutCancel(ctx), context.AfterFunc(ctx, h.bc.interrupt)
+	}
+	r, err := cl.probeOn(qctx, conn, n, true)
+	interrupted := !stop() // the context ended during the probe: its socket is closed
+	if interrupted || err != nil {
+		h.release()
+	}
+	if interrupted && err != nil {
+		err = ctx.Err()
+	}
+	return r, err
+}
+
+// probeOn is the probe on conn.
+func (cl *cluster) probeOn(ctx context.Context, conn *sql.Conn, n *node, multi bool) (health.Reading, error) {
 	if n.flavor.Load() == flavorUnknown {
 		var version string
 		if err := conn.QueryRowContext(ctx, "SELECT @@version").Scan(&version); err != nil {
@@ -265,4 +296,57 @@ type nodeProbeState struct {
 	flavor          atomic.Int32
 	oldShow         atomic.Bool // the server does not know SHOW REPLICA STATUS
 	noReplicaStatus atomic.Bool // the user may not run it (see probeOnce)
+	held            heldProbe   // the probes' connection, on nodes rwshard opened
+}
+
+// heldProbe is the connection of node.probeDB that a node's probes run
+// on, kept from one probe to the next rather than checked out of the pool
+// and returned for each. Only the node's probe loop uses it, and closeNodes
+// once the monitor has stopped.
+type heldProbe struct {
+	conn     *sql.Conn
+	bc       *backendConn // conn's driver connection, for its socket (interrupt)
+	taken    time.Time
+	lifetime time.Duration // the node's ConnMaxLifetime; 0: none
+}
+
+// get returns the held connection, or a connection of db. The held one is
+// checked first as database/sql checks a connection it takes from its
+// pool (go-sql-driver's liveness check, a read that must find nothing), so
+// a connection the server closed since the last probe is replaced, not
+// reported as the node failing; one older than the node's
+// ConnMaxLifetime is given back and replaced too.
+func (h *heldProbe) get(ctx context.Context, db *sql.DB) (*sql.Conn, error) {
+	if h.conn != nil {
+		if h.lifetime > 0 && time.Since(h.taken) >= h.lifetime {
+			h.release()
+		} else if err := h.conn.Raw(func(dc any) error { return resetConn(ctx, dc.(driver.Conn)) }); err != nil {
+			h.release()
+		} else {
+			return h.conn, nil
+		}
+	}
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var bc *backendConn
+	if err := conn.Raw(func(dc any) error {
+		bc, _ = dc.(*backendConn)
+		return nil
+	}); err != nil || bc == nil {
+		conn.Close()
+		return nil, cmp.Or(err, errors.New("probe connection of an unknown driver"))
+	}
+	h.conn, h.bc, h.taken = conn, bc, time.Now()
+	return conn, nil
+}
+
+// release gives the held connection back to its pool, which keeps it if
+// it is still valid (a server error leaves it so; a closed socket not).
+func (h *heldProbe) release() {
+	if h.conn != nil {
+		h.conn.Close()
+		h.conn, h.bc = nil, nil
+	}
 }

@@ -1,6 +1,7 @@
 package rwshard_test
 
 import (
+	"context"
 	"database/sql"
 	"testing"
 	"time"
@@ -169,4 +170,62 @@ func TestLabProbeBusyPool(t *testing.T) {
 		}
 		samples++
 	}
+}
+
+// TestLabProbeHeldConnection: a node's probes run on one connection held
+// from probe to probe, as the GRANT ALL ON app.* user. A connection cut
+// since the last probe is replaced before the probe runs, not reported
+// as the node failing; a network that goes silent during a probe ends it
+// at the probe's timeout (its socket closed), and the next probe opens a
+// new connection.
+func TestLabProbeHeldConnection(t *testing.T) {
+	l := rwLab.Get(t)
+	ctx := labtest.Ctx(t, time.Minute)
+	replica := l.Replicas()[0]
+	proxy := labtest.Proxy(t, replica.Addr())
+	cfg, err := rwshard.ParseDSN(labtest.PlainDSN(l, "rwshard.health=false"))
+	require.NoError(t, err)
+	cfg.Nodes[1].Addr = proxy.Addr()
+	c, err := rwshard.NewConnector(cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { c.Close() })
+	probe := func(timeout time.Duration) (health.Reading, error) {
+		pctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		done := make(chan error, 1)
+		var r health.Reading
+		go func() {
+			var err error
+			r, err = c.Probe(pctx, 1)
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			return r, err
+		case <-time.After(30 * time.Second):
+			t.Fatalf("a probe with a %v timeout still running after 30 s", timeout)
+			return r, nil
+		}
+	}
+
+	for range 3 {
+		r, err := probe(time.Minute)
+		require.NoError(t, err)
+		assert.True(t, r.Replica && r.ReadOnly)
+	}
+	assert.Equal(t, int64(1), proxy.Accepted(), "three probes, one connection")
+
+	proxy.Cut()
+	r, err := probe(time.Minute)
+	require.NoError(t, err, "a probe after its connection was cut")
+	assert.True(t, r.Replica)
+	assert.Equal(t, int64(2), proxy.Accepted(), "the cut connection replaced")
+
+	proxy.Silence()
+	_, err = probe(300 * time.Millisecond)
+	proxy.Resume()
+	require.ErrorIs(t, err, context.DeadlineExceeded, "a probe on a silent network")
+	_, err = probe(time.Minute)
+	require.NoError(t, err, "the probe after the network came back")
+	assert.Equal(t, int64(3), proxy.Accepted(), "the silenced connection closed, a new one opened")
 }

@@ -16,6 +16,7 @@ type Proxy struct {
 	ln       net.Listener
 	target   string
 	commands atomic.Int64
+	accepted atomic.Int64
 
 	mu     sync.Mutex
 	silent chan struct{} // non-nil while silent: closed by Resume
@@ -40,6 +41,20 @@ func (p *Proxy) Addr() string { return p.ln.Addr().String() }
 
 // Commands is the number of command packets clients sent so far.
 func (p *Proxy) Commands() int64 { return p.commands.Load() }
+
+// Accepted is the number of client connections forwarded so far.
+func (p *Proxy) Accepted() int64 { return p.accepted.Load() }
+
+// Cut closes every connection open now, as a server restart or a
+// middlebox dropping its state does, and goes on accepting new ones.
+func (p *Proxy) Cut() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for c := range p.conns {
+		c.Close()
+		delete(p.conns, c)
+	}
+}
 
 // Silence stops forwarding; connections stay open and new ones are
 // accepted (and hang).
@@ -110,6 +125,7 @@ func (p *Proxy) accept() {
 			server.Close()
 			continue
 		}
+		p.accepted.Add(1)
 		go func() { p.copy(client, server); client.Close() }()
 		go func() { p.forward(server, client); server.Close() }()
 	}
