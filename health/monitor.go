@@ -357,11 +357,10 @@ func (m *Monitor) loop(i int) {
 
 // untilTick is how long from now to the next tick of a schedule that
 // ticks at epoch + k×interval. Every probe loop (and the heartbeat
-// writer) ticks on one schedule, so that the process wakes once per
-// interval for all of them rather than once per node: on an idle
-// service each wake-up costs far more than the probe's own work (the Go
-// runtime's monitor thread polls at 20 µs for a millisecond after it,
-// each poll a sleep and two context switches).
+// writer) ticks on one schedule, so that their timers wake an idle
+// process once per interval rather than once per node; each probe's
+// reply still wakes it (measured: about 9 % less idle CPU, not the third
+// one timer in place of three would give if timers were all of it).
 func untilTick(epoch, now time.Time, interval time.Duration) time.Duration {
 	return interval - now.Sub(epoch)%interval
 }
