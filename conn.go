@@ -101,6 +101,8 @@ type conn struct {
 	// tally holds the short path's counts not yet added to the shared
 	// counters (see tally).
 	tally tally
+	// clock decides which short-path statements are timed (see shortClock).
+	clock shortClock
 }
 
 // reached records n as the node the running statement reached last.
@@ -1071,6 +1073,7 @@ func (c *conn) release() {
 	}
 	c.sess.release(discard)
 	c.sess = nil
+	c.clock = shortClock{} // the next connection's statements are its own to time
 	c.dirty, c.primaryState, c.textTx, c.autocommitOff, c.openRows = false, false, false, false, 0
 }
 

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/go-sql-driver/mysql"
 
@@ -171,6 +172,9 @@ func TestShortPathErrors(t *testing.T) {
 type failBackend struct {
 	instantBackend
 	err atomic.Pointer[error]
+	// delay: how long each of its prepared statements' executions takes
+	// (set before they run).
+	delay time.Duration
 }
 
 func (be *failBackend) failWith(err error) {
@@ -200,6 +204,7 @@ type failStmt struct {
 }
 
 func (s *failStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
+	time.Sleep(s.fb.delay)
 	if err := s.fb.err.Load(); err != nil {
 		return nil, *err
 	}
@@ -326,4 +331,63 @@ func checkedArgs(t *testing.T, c *conn, vs ...any) []driver.NamedValue {
 		require.NoError(t, c.CheckNamedValue(&nvs[i]))
 	}
 	return nvs
+}
+
+// About one short-path statement in shortTimedEvery is timed, at random;
+// the first of each latency class on a connection always is.
+func TestShortClockSample(t *testing.T) {
+	var k shortClock
+	assert.True(t, k.due(0), "the first statement is timed")
+	k.timed(0, time.Millisecond)
+	k.untimed = 5
+	assert.True(t, k.due(1), "the first read is timed, whatever the countdown")
+	k.timed(1, 2*time.Millisecond)
+	const n = 80000
+	timed := 0
+	for i := range n {
+		class := i % 2
+		if k.due(class) {
+			timed++
+			k.timed(class, time.Millisecond)
+		}
+	}
+	// One in 8 on average: 10,000 timed, give or take about 55.
+	assert.True(t, timed > n/9 && timed < n/7, "%d of %d statements timed, want about 1 in %d", timed, n, shortTimedEvery)
+	k.timed(0, 0)
+	assert.Equal(t, time.Duration(1), k.last[0], "a duration of 0 is kept as 1 ns, not as none")
+}
+
+// Every short-path statement is counted in its latency histogram, the
+// untimed ones at the last timed one's duration: with each statement
+// taking at least a millisecond, succeeding or failing, none lands below
+// it.
+func TestShortPathLatencyCounted(t *testing.T) {
+	be := &failBackend{delay: time.Millisecond}
+	cn := instantConnector(t, be, 0, "")
+	ctx := context.Background()
+	dc, err := cn.Connect(ctx)
+	require.NoError(t, err)
+	c := dc.(*conn)
+	defer c.Close()
+	ds, err := c.PrepareContext(ctx, "UPDATE t SET a = ? WHERE id = ?")
+	require.NoError(t, err)
+	ps := ds.(*stmt)
+	tx, err := c.BeginTx(ctx, driver.TxOptions{})
+	require.NoError(t, err)
+	const each = 40
+	for i := range 2*each + 1 {
+		if i == each+1 {
+			be.failWith(&mysql.MySQLError{Number: 1062, Message: "Duplicate entry '7' for key 'PRIMARY'"})
+		}
+		a := checkedArgs(t, c, 1, 7)
+		assert.Equal(t, i > 0, c.shortRoute(ctx, ps, len(a)) != nil, "statement %d: short path", i)
+		_, err := ps.ExecContext(ctx, a)
+		assert.Equal(t, i > each, err != nil, "statement %d: %v", i, err)
+	}
+	be.failWith(nil)
+	require.NoError(t, tx.Commit())
+	h := cn.Stats().Nodes[0].WriteLatency
+	assert.Equal(t, uint64(2*each+1), h.Count, "every statement counted")
+	assert.Equal(t, uint64(0), h.Counts[0], "none counted below %v: %v", LatencyBounds[0], h.Counts)
+	assert.True(t, h.Sum >= (2*each+1)*time.Millisecond, "sum %v", h.Sum)
 }
