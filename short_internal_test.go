@@ -289,13 +289,7 @@ func TestShortPathTally(t *testing.T) {
 func TestShortPathConditions(t *testing.T) {
 	cn := instantConnector(t, &instantBackend{}, 0, "")
 	ctx := context.Background()
-	dc, err := cn.Connect(ctx)
-	require.NoError(t, err)
-	c := dc.(*conn)
-	defer c.Close()
-	ds, err := c.PrepareContext(ctx, "UPDATE t SET a = ? WHERE id = ?")
-	require.NoError(t, err)
-	ps := ds.(*stmt)
+	c, ps := updateOn(t, cn)
 	none, err := c.PrepareContext(ctx, "UPDATE t SET a = 1")
 	require.NoError(t, err)
 	converted := func() []driver.NamedValue { return checkedArgs(t, c, 1, 7) }
@@ -323,6 +317,19 @@ func TestShortPathConditions(t *testing.T) {
 
 // checkedArgs are vs as database/sql hands them to c's statements: named,
 // each passed through c.CheckNamedValue.
+// updateOn opens a logical connection of cn, closed at the test's end,
+// and prepares an UPDATE of two arguments on it.
+func updateOn(t *testing.T, cn *Connector) (*conn, *stmt) {
+	t.Helper()
+	dc, err := cn.Connect(context.Background())
+	require.NoError(t, err)
+	c := dc.(*conn)
+	t.Cleanup(func() { c.Close() })
+	ds, err := c.PrepareContext(context.Background(), "UPDATE t SET a = ? WHERE id = ?")
+	require.NoError(t, err)
+	return c, ds.(*stmt)
+}
+
 func checkedArgs(t *testing.T, c *conn, vs ...any) []driver.NamedValue {
 	t.Helper()
 	nvs := make([]driver.NamedValue, len(vs))
@@ -365,13 +372,7 @@ func TestShortPathLatencyCounted(t *testing.T) {
 	be := &failBackend{delay: time.Millisecond}
 	cn := instantConnector(t, be, 0, "")
 	ctx := context.Background()
-	dc, err := cn.Connect(ctx)
-	require.NoError(t, err)
-	c := dc.(*conn)
-	defer c.Close()
-	ds, err := c.PrepareContext(ctx, "UPDATE t SET a = ? WHERE id = ?")
-	require.NoError(t, err)
-	ps := ds.(*stmt)
+	c, ps := updateOn(t, cn)
 	tx, err := c.BeginTx(ctx, driver.TxOptions{})
 	require.NoError(t, err)
 	const each = 40
