@@ -1073,7 +1073,6 @@ func (c *conn) release() {
 	}
 	c.sess.release(discard)
 	c.sess = nil
-	c.clock = shortClock{} // the next connection's statements are its own to time
 	c.dirty, c.primaryState, c.textTx, c.autocommitOff, c.openRows = false, false, false, false, 0
 }
 

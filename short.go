@@ -61,7 +61,7 @@ func (c *conn) shortRun(ctx context.Context, ps *stmt, r *routed, args []driver.
 	e := ps.ent
 	ps.bc.stmts.touch(e, &t.hits)
 	class := latencyClass(r.cls.Kind)
-	timed := c.clock.due(class)
+	timed := c.clock.due(class, b.node)
 	var start time.Duration
 	if timed {
 		start = monotonic()
@@ -74,12 +74,12 @@ func (c *conn) shortRun(ctx context.Context, ps *stmt, r *routed, args []driver.
 	d := c.clock.last[class]
 	if timed {
 		d = monotonic() - start
-		c.clock.timed(class, d)
+		c.clock.timed(class, b.node, d)
 	}
 	if err != nil {
 		return nil, nil, c.shortFailed(ctx, ps, r, b, d, err)
 	}
-	t.add(r.cls.Kind, class, d)
+	t.add(r.cls.Kind, d)
 	write := changesData(&r.cls)
 	if withRows {
 		// A write's rows (INSERT … RETURNING) record it once closed.
@@ -143,14 +143,14 @@ func (c *conn) tallyFor(n *node, reason router.Reason) *tally {
 	return t
 }
 
-// add tallies a statement of kind k (of latency class class) that ran
-// for d, as count and nodeMeters.latency would count it.
-func (t *tally) add(k router.Kind, class int, d time.Duration) {
+// add tallies a statement of kind k that ran for d, as count and
+// nodeMeters.latency would count it.
+func (t *tally) add(k router.Kind, d time.Duration) {
 	t.n++
 	if k == router.Read {
 		t.reads++
 	}
-	t.lat[class].observe(d)
+	t.lat[latencyClass(k)].observe(d)
 }
 
 // latencyClass is the index of kind k's histogram in tally.lat and
@@ -163,17 +163,19 @@ func latencyClass(k router.Kind) int {
 }
 
 // shortClock decides which of the short path's statements are timed.
-// Timing one takes two clock reads, about a tenth of what the short path
-// adds to a statement in instructions and in cache lines fetched cold
-// (scripts/txshape-cachegrind); so about one in shortTimedEvery is timed,
-// chosen at random, and each statement between is counted in its class's
-// histogram at the duration of the connection's last timed statement of
-// its class. The counts stay exact; the buckets and sums of the short
-// path's statements are estimates, unbiased as the gaps between timed
-// statements do not depend on their durations. A statement with no timed
-// one of its class before it on the connection is timed.
+// Timing one takes two clock reads: about a tenth of the instructions
+// rwshard adds to such a statement (scripts/txshape-cachegrind: 1,554 of
+// about 12,800 in a NEW_ORDER-shaped transaction). So about one in
+// shortTimedEvery is timed, chosen at random, and each statement between
+// is counted in its class's histogram at the duration of the last timed
+// statement of its class on the same node. The counts stay exact; the
+// buckets and sums of the short path's statements are estimates,
+// unbiased as the gaps between timed statements do not depend on their
+// durations. A statement with no timed one of its class on its node
+// before it (on this logical connection) is timed.
 type shortClock struct {
 	untimed uint32           // statements to run untimed before the next timed one
+	node    *node            // the node last durations were timed on
 	last    [2]time.Duration // the last timed statement's duration, by latency class (0: none)
 }
 
@@ -181,20 +183,23 @@ type shortClock struct {
 // average, there are to one timed.
 const shortTimedEvery = 8
 
-// due reports whether the next statement, of latency class class, is to
-// be timed, and counts it if it is not.
-func (k *shortClock) due(class int) bool {
-	if k.untimed == 0 || k.last[class] == 0 {
+// due reports whether the next statement, of latency class class on n,
+// is to be timed, and counts it if it is not.
+func (k *shortClock) due(class int, n *node) bool {
+	if k.untimed == 0 || k.last[class] == 0 || k.node != n {
 		return true
 	}
 	k.untimed--
 	return false
 }
 
-// timed records a timed statement's duration and draws the number of
-// statements to run untimed before the next one: 0 to
+// timed records the duration of a timed statement on n and draws the
+// number of statements to run untimed before the next one: 0 to
 // 2×(shortTimedEvery-1), evenly.
-func (k *shortClock) timed(class int, d time.Duration) {
+func (k *shortClock) timed(class int, n *node, d time.Duration) {
+	if k.node != n {
+		k.node, k.last = n, [2]time.Duration{}
+	}
 	k.last[class] = max(d, 1)
 	k.untimed = rand.Uint32N(2*shortTimedEvery - 1)
 }

@@ -315,8 +315,6 @@ func TestShortPathConditions(t *testing.T) {
 	assert.True(t, c.shortRoute(ctx, ps, len(a)) == nil, "session variables to apply")
 }
 
-// checkedArgs are vs as database/sql hands them to c's statements: named,
-// each passed through c.CheckNamedValue.
 // updateOn opens a logical connection of cn, closed at the test's end,
 // and prepares an UPDATE of two arguments on it.
 func updateOn(t *testing.T, cn *Connector) (*conn, *stmt) {
@@ -330,6 +328,8 @@ func updateOn(t *testing.T, cn *Connector) (*conn, *stmt) {
 	return c, ds.(*stmt)
 }
 
+// checkedArgs are vs as database/sql hands them to c's statements: named,
+// each passed through c.CheckNamedValue.
 func checkedArgs(t *testing.T, c *conn, vs ...any) []driver.NamedValue {
 	t.Helper()
 	nvs := make([]driver.NamedValue, len(vs))
@@ -341,26 +341,32 @@ func checkedArgs(t *testing.T, c *conn, vs ...any) []driver.NamedValue {
 }
 
 // About one short-path statement in shortTimedEvery is timed, at random;
-// the first of each latency class on a connection always is.
+// the first of each latency class on a node always is.
 func TestShortClockSample(t *testing.T) {
 	var k shortClock
-	assert.True(t, k.due(0), "the first statement is timed")
-	k.timed(0, time.Millisecond)
+	n1, n2 := &node{}, &node{}
+	assert.True(t, k.due(0, n1), "the first statement is timed")
+	k.timed(0, n1, time.Millisecond)
 	k.untimed = 5
-	assert.True(t, k.due(1), "the first read is timed, whatever the countdown")
-	k.timed(1, 2*time.Millisecond)
+	assert.True(t, k.due(1, n1), "the first read is timed, whatever the countdown")
+	k.timed(1, n1, 2*time.Millisecond)
+	k.untimed = 5
+	assert.False(t, k.due(0, n1), "a write on the same node waits its turn")
+	assert.True(t, k.due(0, n2), "the first statement on another node is timed")
+	k.timed(0, n2, 3*time.Millisecond)
+	assert.Equal(t, [2]time.Duration{3 * time.Millisecond, 0}, k.last, "another node's durations are not carried over")
 	const n = 80000
 	timed := 0
 	for i := range n {
 		class := i % 2
-		if k.due(class) {
+		if k.due(class, n2) {
 			timed++
-			k.timed(class, time.Millisecond)
+			k.timed(class, n2, time.Millisecond)
 		}
 	}
 	// One in 8 on average: 10,000 timed, give or take about 55.
 	assert.True(t, timed > n/9 && timed < n/7, "%d of %d statements timed, want about 1 in %d", timed, n, shortTimedEvery)
-	k.timed(0, 0)
+	k.timed(0, n2, 0)
 	assert.Equal(t, time.Duration(1), k.last[0], "a duration of 0 is kept as 1 ns, not as none")
 }
 
