@@ -71,25 +71,15 @@ func (nc *nodeConnector) Driver() driver.Driver { return nc.inner.Driver() }
 // it at a time (the pool hands it out exclusively), so the cache needs
 // no lock.
 type backendConn struct {
-	driver.Conn
-	// The driver connection's optional interfaces that run on every
-	// statement (every argument, for the checker), asserted once (nil: it
-	// has not got one); the others are asserted where they are used, once
-	// per transaction or checkout.
+	// What every statement on the connection reads comes first, on one
+	// cache line: the driver connection's argument checker (every
+	// argument), whether it is go-sql-driver's, the statement cache and
+	// the session variables applied.
 	checker driver.NamedValueChecker
-	queryer driver.QueryerContext
-	execer  driver.ExecerContext
 	// mysql: the connection is go-sql-driver's, whose conversion of the
 	// plain argument types convertPlain does.
 	mysql bool
-
 	stmts *stmtCache // nil: no caching
-	// net is the connection's socket (see dialer), to interrupt a
-	// statement in flight on a node that health took out of rotation;
-	// nil on a network rwshard does not dial itself.
-	net         net.Conn
-	interrupted atomic.Bool // its socket was closed under it: discard it
-
 	// Session variables applied by rwshard (see applyVars), and those whose
 	// original value is saved in @__rwshard_<name>; stale: a SET of them
 	// failed, the state is unknown, discard the connection. Used by the
@@ -97,6 +87,27 @@ type backendConn struct {
 	vars  sessionVars
 	saved map[string]bool
 	stale bool
+
+	driver.Conn
+	// The driver connection's other optional interfaces that run on every
+	// statement, asserted once (nil: it has not got one), as checker; the
+	// others are asserted where they are used, once per transaction or
+	// checkout.
+	queryer driver.QueryerContext
+	execer  driver.ExecerContext
+	// And those that run once per transaction or checkout, asserted once
+	// too: validConn, pingConn, resetConn and beginTx call them without
+	// an interface assertion when their connection is a backendConn.
+	validator driver.Validator
+	pinger    driver.Pinger
+	resetter  driver.SessionResetter
+	beginner  driver.ConnBeginTx
+
+	// net is the connection's socket (see dialer), to interrupt a
+	// statement in flight on a node that health took out of rotation;
+	// nil on a network rwshard does not dial itself.
+	net         net.Conn
+	interrupted atomic.Bool // its socket was closed under it: discard it
 }
 
 // newBackendConn wraps c, whose socket is nc (nil: unknown).
@@ -105,6 +116,10 @@ func newBackendConn(c driver.Conn, nc net.Conn) *backendConn {
 	bc.checker, _ = c.(driver.NamedValueChecker)
 	bc.queryer, _ = c.(driver.QueryerContext)
 	bc.execer, _ = c.(driver.ExecerContext)
+	bc.validator, _ = c.(driver.Validator)
+	bc.pinger, _ = c.(driver.Pinger)
+	bc.resetter, _ = c.(driver.SessionResetter)
+	bc.beginner, _ = c.(driver.ConnBeginTx)
 	return bc
 }
 
@@ -196,6 +211,9 @@ func (bc *backendConn) PrepareContext(ctx context.Context, query string) (driver
 }
 
 func (bc *backendConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
+	if bc.beginner != nil {
+		return bc.beginner.BeginTx(ctx, opts)
+	}
 	return beginTx(ctx, bc.Conn, opts)
 }
 
@@ -214,18 +232,24 @@ func (bc *backendConn) ExecContext(ctx context.Context, query string, args []dri
 }
 
 func (bc *backendConn) Ping(ctx context.Context) error {
-	return pingConn(ctx, bc.Conn)
+	if bc.pinger != nil {
+		return bc.pinger.Ping(ctx)
+	}
+	return nil
 }
 
 func (bc *backendConn) ResetSession(ctx context.Context) error {
-	return resetConn(ctx, bc.Conn)
+	if bc.resetter != nil {
+		return bc.resetter.ResetSession(ctx)
+	}
+	return nil
 }
 
 func (bc *backendConn) IsValid() bool {
 	if bc.stale || bc.interrupted.Load() {
 		return false
 	}
-	return validConn(bc.Conn)
+	return bc.validator == nil || bc.validator.IsValid()
 }
 
 func (bc *backendConn) CheckNamedValue(nv *driver.NamedValue) error {
@@ -282,14 +306,15 @@ type stmtCache struct {
 }
 
 type cachedStmt struct {
-	query string
-	stmt  driver.Stmt
+	// What an execution reads and writes, on the entry's first cache line.
+	live bool   // false once evicted, dropped or closed
+	used uint64 // the cache's clock at its last use
 	// stmt's context methods, asserted once (contextStmt's for a stmt
 	// that has not got them)
 	execer  driver.StmtExecContext
 	queryer driver.StmtQueryContext
-	used    uint64 // the cache's clock at its last use
-	live    bool   // false once evicted, dropped or closed
+	stmt    driver.Stmt
+	query   string
 }
 
 func newStmtCache(size int, stats *stmtStats) *stmtCache {

@@ -10,7 +10,6 @@ import (
 	"github.com/rwshard/rwshard/health"
 	"github.com/rwshard/rwshard/hint"
 	"github.com/rwshard/rwshard/internal/redact"
-	"github.com/rwshard/rwshard/internal/rowsx"
 	"github.com/rwshard/rwshard/router"
 )
 
@@ -44,16 +43,43 @@ const maxBadConnRetries = 2
 // connection to sess: every statement runs there. database/sql calls
 // IsValid when the caller is done, and that ends the session (release).
 type conn struct {
-	// The fields every statement reads come first, so that they share as
-	// few cache lines as possible: on cores the servers share, each line
-	// is fetched again at every statement.
-	cl   *cluster
+	// The fields a statement reads come first, those of the short path
+	// (short.go) on two cache lines: on cores the servers share, each
+	// line is fetched again at every statement.
 	sess *backend  // backend connection held for the caller, or nil
 	tx   driver.Tx // open BeginTx transaction on sess
 	// guard watches the open transaction (Config.TxIdleTimeout, TxWarnAge).
 	guard *txGuard
 	// replay logs the open BeginTx transaction for replay (Config.TxReplay).
 	replay *txLog
+	cl     *cluster
+
+	broken bool // sess broke: database/sql must discard this conn
+	// unchecked: sess, held without session state, has not had its
+	// liveness check since database/sql handed this connection out again;
+	// it gets it when a statement is about to use it (checkHeld).
+	unchecked bool
+	// argsChecked: CheckNamedValue converted the arguments of the
+	// statement database/sql is about to run (see prep).
+	argsChecked bool
+	dirty       bool // session state changed: sess is discarded at the end
+	// report and ryw are the cluster's (a statement is reported when it
+	// ends; read-your-writes is on), copied here with the flags a
+	// statement reads.
+	report, ryw bool
+	// A write inside a transaction is recorded for read-your-writes when
+	// the transaction commits, in the session it ran in.
+	pendingWrite bool
+
+	// vars are the session variables this logical connection set without
+	// pinning (router.ReplayableSet), applied to every backend connection
+	// before its statements run (see applyVars).
+	vars sessionVars
+	// tally holds the short path's counts not yet added to the shared
+	// counters (see tally); its histograms are further on.
+	tally tally
+	// clock decides which short-path statements are timed (see shortClock).
+	clock shortClock
 
 	// What the statement running now did, for its meters and tracer: the
 	// node it reached last (1 + its index in cl.nodes; 0: none, an
@@ -65,30 +91,13 @@ type conn struct {
 
 	textTx        bool // BEGIN / START TRANSACTION seen, not yet ended
 	autocommitOff bool // SET autocommit=0 in force
-	dirty         bool // session state changed: sess is discarded at the end
 	primaryState  bool // sess carries state only primary statements see (PrimaryState): kept, not pinned
-	broken        bool // sess broke: database/sql must discard this conn
-	// unchecked: sess, held without session state, has not had its
-	// liveness check since database/sql handed this connection out again;
-	// it gets it when a statement is about to use it (checkHeld).
-	unchecked bool
-	// argsChecked: CheckNamedValue converted the arguments of the
-	// statement database/sql is about to run (see prep).
-	argsChecked bool
-	// A write inside a transaction is recorded for read-your-writes when
-	// the transaction commits, in the session it ran in.
-	pendingWrite bool
-	rowsOut      bool // rows is in use
-	openRows     int  // result sets still open on sess
-	pendingSess  *Session
+	rowsOut       bool // rows is in use
+	openRows      int  // result sets still open on sess
+	pendingSess   *Session
 	// rule is the pool rule (1-based, Config.PoolRules) that chose the
 	// last routed read's pool; 0: none.
 	rule int
-
-	// vars are the session variables this logical connection set without
-	// pinning (router.ReplayableSet), applied to every backend connection
-	// before its statements run (see applyVars).
-	vars sessionVars
 
 	owner *Connector // set by Driver.Open: closed with the connection
 	// rows is the result set of a statement run on the held connection,
@@ -98,11 +107,11 @@ type conn struct {
 	// A BeginTx transaction's tracer context and start (Config.Tracer).
 	txCtx   context.Context
 	txStart time.Duration
-	// tally holds the short path's counts not yet added to the shared
-	// counters (see tally).
-	tally tally
-	// clock decides which short-path statements are timed (see shortClock).
-	clock shortClock
+}
+
+// newConn is a logical connection of cl.
+func newConn(cl *cluster) *conn {
+	return &conn{cl: cl, report: cl.report, ryw: cl.ryw}
 }
 
 // reached records n as the node the running statement reached last.
@@ -424,7 +433,7 @@ func (c *conn) unpinIdle() {
 // autocommit, at commit inside a transaction. It inlines: a statement
 // with nothing to record makes no call.
 func (c *conn) wrote(ctx context.Context, b *backend, write bool) {
-	if c.cl.ryw && (write || c.pendingWrite) {
+	if c.ryw && (write || c.pendingWrite) {
 		c.record(ctx, b, write)
 	}
 }
@@ -502,12 +511,14 @@ func (c *conn) queryRows(ctx context.Context, q string, args []driver.NamedValue
 // (st: a one-off statement to close with them).
 func (c *conn) heldRows(ctx context.Context, q string, args []driver.NamedValue, rs driver.Rows, st driver.Stmt, write bool) driver.Rows {
 	c.openRows++
-	r := &c.rows // the connection's own, while no other rows of it are open
+	// The connection's own, while no other rows of it are open: its
+	// other fields (b, log, Meta) are nil since it was last closed.
+	r := &c.rows
 	if c.rowsOut {
 		r = new(rows)
 	}
 	c.rowsOut = true
-	*r = rows{Rows: rowsx.Rows{Rows: rs}, st: st, c: c, write: write, ctx: ctx}
+	r.Rows.Rows, r.st, r.c, r.write, r.ctx = rs, st, c, write, ctx
 	if c.replay != nil && c.tx != nil {
 		r.log = c.replay.record(q, args, true, c.cl.cfg.ReplayLimit)
 	}
@@ -552,7 +563,7 @@ func (c *conn) exec(ctx context.Context, q string, args []driver.NamedValue, ps 
 // c.sess. write reports a statement that ran and changes data (see
 // changesData).
 func (c *conn) statement(ctx context.Context, q string, args []driver.NamedValue, ps *stmt, r *routed, out *outcome, do work) (_ *backend, write bool, _ error) {
-	if c.cl.report {
+	if c.report {
 		return c.reported(ctx, q, args, ps, r, out, do)
 	}
 	b, r, _, _, err := c.run(ctx, q, ps, r, out, do)

@@ -305,7 +305,7 @@ func (c *Connector) Connect(ctx context.Context) (driver.Conn, error) {
 	if c.sh != nil {
 		return c.sh.Connect(ctx)
 	}
-	return &conn{cl: c.cl}, nil
+	return newConn(c.cl), nil
 }
 
 // Driver returns rwshard's Driver, bound to c: ConnectorOf finds c

@@ -175,6 +175,9 @@ func prepare(ctx context.Context, dc driver.Conn, query string) (driver.Stmt, er
 }
 
 func beginTx(ctx context.Context, dc driver.Conn, opts driver.TxOptions) (driver.Tx, error) {
+	if bc, ok := dc.(*backendConn); ok {
+		return bc.BeginTx(ctx, opts)
+	}
 	if b, ok := dc.(driver.ConnBeginTx); ok {
 		return b.BeginTx(ctx, opts)
 	}
@@ -186,12 +189,21 @@ func beginTx(ctx context.Context, dc driver.Conn, opts driver.TxOptions) (driver
 
 // validConn, pingConn and resetConn call dc's optional Validator, Pinger
 // and SessionResetter; without one, dc is valid and there is nothing to do.
+// On rwshard's own backend connections they call its methods directly:
+// a comparison of dc's type instead of an interface assertion (a lookup
+// of the method table) at every transaction.
 func validConn(dc driver.Conn) bool {
+	if bc, ok := dc.(*backendConn); ok {
+		return bc.IsValid()
+	}
 	v, ok := dc.(driver.Validator)
 	return !ok || v.IsValid()
 }
 
 func pingConn(ctx context.Context, dc driver.Conn) error {
+	if bc, ok := dc.(*backendConn); ok {
+		return bc.Ping(ctx)
+	}
 	if p, ok := dc.(driver.Pinger); ok {
 		return p.Ping(ctx)
 	}
@@ -199,6 +211,9 @@ func pingConn(ctx context.Context, dc driver.Conn) error {
 }
 
 func resetConn(ctx context.Context, dc driver.Conn) error {
+	if bc, ok := dc.(*backendConn); ok {
+		return bc.ResetSession(ctx)
+	}
 	if r, ok := dc.(driver.SessionResetter); ok {
 		return r.ResetSession(ctx)
 	}

@@ -144,7 +144,7 @@ func (c *Connector) Explain(ctx context.Context, query string, args ...any) (Pla
 	if c.sh != nil {
 		return c.sh.Explain(ctx, query, args...)
 	}
-	return (&conn{cl: c.cl}).explain(ctx, query)
+	return newConn(c.cl).explain(ctx, query)
 }
 
 // Explain is the plan of query on this logical connection, seeing its

@@ -22,15 +22,15 @@ var (
 // one-off prepared statement (st), or tell the pinned session (c).
 type rows struct {
 	rowsx.Rows // the backend's rows, every optional interface forwarded
-	b          *backend
-	st         driver.Stmt
-	c          *conn
+	// log is the transaction replay entry of these rows (Config.TxReplay).
+	log *txEntry
+	c   *conn
+	ctx context.Context
 	// write: the rows came from a write on the session (INSERT …
 	// RETURNING), recorded for read-your-writes once they are closed.
 	write bool
-	ctx   context.Context
-	// log is the transaction replay entry of these rows (Config.TxReplay).
-	log *txEntry
+	st    driver.Stmt
+	b     *backend
 }
 
 // Next reads a row, folding it into the replay checksum when the rows

@@ -24,8 +24,8 @@ import (
 // sessionVars is a set of variable settings: a logical connection's
 // wanted ones, or those applied to a backend connection.
 type sessionVars struct {
+	key  string              // canonical form; "" when empty (first: what every statement compares)
 	list []router.Assignment // by name, one per name
-	key  string              // canonical form; "" when empty
 }
 
 // with returns v with as applied, later assignments winning.

@@ -31,37 +31,86 @@ import (
 // variables to apply, arguments not converted, a write whose connection
 // is no longer the primary's.
 
-// shortRoute returns ps's remembered route when this execution, with
-// nargs arguments, can take the short path, else nil.
-func (c *conn) shortRoute(ctx context.Context, ps *stmt, nargs int) *routed {
-	if c.tx == nil || !c.argsChecked && nargs > 0 || c.sess == nil || c.unchecked || c.broken || c.guard != nil || c.replay != nil || c.cl.report {
+// shortInfo is what the short path needs of a statement's remembered
+// route in a BeginTx transaction (stmt.routes for router.State{InTx:
+// true}, pinned or not), derived once when the route is remembered
+// (stmt.remember), so that an execution reads it from the statement's
+// own first cache line instead of the route's.
+type shortInfo struct {
+	ok     bool // the route runs on the session connection and changes no session state
+	read   bool // a plain read (router.Read): it may run on a session held on a replica
+	write  bool // it changes data (changesData): recorded for read-your-writes
+	reason router.Reason
+}
+
+// shortInfoOf derives r's shortInfo.
+func shortInfoOf(r *routed) shortInfo {
+	return shortInfo{
+		ok:     r.cls.Effect == 0 && (r.d.Target == router.ToSession || r.d.Pin),
+		read:   r.cls.Kind == router.Read,
+		write:  changesData(&r.cls),
+		reason: r.d.Reason,
+	}
+}
+
+// latencyClass is the index of a statement's histogram in tally.lat and
+// shortClock.last: 1 for plain reads, 0 for the rest.
+func (si *shortInfo) latencyClass() int {
+	if si.read {
+		return 1
+	}
+	return 0
+}
+
+// shortRoute returns what ps's remembered route says of this execution,
+// with nargs arguments, when it can take the short path, else nil. What
+// it reads is on cache lines the statement's arguments brought in
+// (CheckNamedValue reads c.sess and its connection for each), the
+// statement's first line and its cache entry's, in that order.
+func (c *conn) shortRoute(ctx context.Context, ps *stmt, nargs int) *shortInfo {
+	if c.tx == nil || !c.argsChecked && nargs > 0 || c.sess == nil || c.unchecked || c.broken || c.guard != nil || c.replay != nil || c.report {
+		return nil
+	}
+	si := &ps.short[b2i(c.dirty)]
+	if !si.ok {
 		return nil
 	}
 	if _, hinted := hint.FromContext(ctx); hinted {
 		return nil
 	}
-	r := ps.kept(router.State{InTx: true, Pinned: c.dirty})
-	if r == nil || r.cls.Effect != 0 || r.d.Target != router.ToSession && !r.d.Pin {
-		return nil
-	}
 	b := c.sess
-	if bc := b.bc; bc == nil || ps.bc != bc || !ps.ent.live || bc.vars.key != c.vars.key || !c.sessionTargetOK(b, r) {
+	if bc := b.bc; bc == nil || ps.bc != bc || bc.vars.key != c.vars.key || !ps.ent.live || !si.read && !c.cl.isPrimary(b.node) {
 		return nil
 	}
-	return r
+	return si
+}
+
+// b2i is 1 for true, 0 for false.
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // shortRun runs ps on c.sess, with rows (a query) or without (an exec), once
-// shortRoute has returned r.
-func (c *conn) shortRun(ctx context.Context, ps *stmt, r *routed, args []driver.NamedValue, withRows bool) (res driver.Result, rows driver.Rows, err error) {
+// shortRoute has returned si.
+func (c *conn) shortRun(ctx context.Context, ps *stmt, si *shortInfo, args []driver.NamedValue, withRows bool) (res driver.Result, rows driver.Rows, err error) {
 	c.argsChecked = false // consumed, as prep does
 	b := c.sess
-	c.reached(b.node)
-	t := c.tallyFor(b.node, r.d.Reason)
+	n := b.node
+	t := &c.tally
+	if t.node != n || t.reason != si.reason || t.n >= tallyMax {
+		c.flushTally()
+		t.node, t.reason = n, si.reason
+	}
 	e := ps.ent
-	ps.bc.stmts.touch(e, &t.hits)
-	class := latencyClass(r.cls.Kind)
-	timed := c.clock.due(class, b.node)
+	cache := ps.bc.stmts
+	cache.clock++
+	e.used = cache.clock
+	t.hits++
+	class := si.latencyClass()
+	timed := c.clock.due(class, n)
 	var start time.Duration
 	if timed {
 		start = monotonic()
@@ -71,21 +120,29 @@ func (c *conn) shortRun(ctx context.Context, ps *stmt, r *routed, args []driver.
 	} else {
 		res, err = e.execer.ExecContext(ctx, args)
 	}
-	d := c.clock.last[class]
 	if timed {
-		d = monotonic() - start
-		c.clock.timed(class, b.node, d)
+		c.clock.timed(class, n, monotonic()-start)
 	}
 	if err != nil {
-		return nil, nil, c.shortFailed(ctx, ps, r, b, d, err)
+		return nil, nil, c.shortFailed(ctx, ps, b, c.clock.last[class], err)
 	}
-	t.add(r.cls.Kind, d)
-	write := changesData(&r.cls)
+	t.n++
+	t.reads += uint32(class)
+	t.lat[class].buckets[c.clock.bucket[class]]++
+	t.lat[class].sum += int64(c.clock.last[class])
 	if withRows {
 		// A write's rows (INSERT … RETURNING) record it once closed.
-		return nil, c.heldRows(ctx, ps.q, args, rows, nil, write), nil
+		return nil, c.heldRows(ctx, ps.q, args, rows, nil, si.write), nil
 	}
-	c.wrote(ctx, b, write)
+	if si.write && c.ryw {
+		// As record, in a transaction: the write is recorded at commit,
+		// in its session (BeginTx took the context's; without a Session
+		// ever made, every context's is the connector's).
+		c.pendingWrite = true
+		if sessionsMade.Load() {
+			c.pendingSess = c.cl.scope(ctx)
+		}
+	}
 	return res, nil, nil
 }
 
@@ -94,7 +151,8 @@ func (c *conn) shortRun(ctx context.Context, ps *stmt, r *routed, args []driver.
 // cache (as exec's), and the error is handled as runOn's (in a
 // transaction without a replay log the statement is never run again, so
 // heldFailed needs no work to redo).
-func (c *conn) shortFailed(ctx context.Context, ps *stmt, r *routed, b *backend, d time.Duration, err error) error {
+func (c *conn) shortFailed(ctx context.Context, ps *stmt, b *backend, d time.Duration, err error) error {
+	r := ps.kept(router.State{InTx: true, Pinned: c.dirty})
 	if staleStmt(err) {
 		ps.bc.stmts.drop(ps.q)
 	}
@@ -124,43 +182,13 @@ type tally struct {
 	n      uint32 // statements
 	reads  uint32 // of them plain reads (on the primary if node is when flushed)
 	hits   uint32 // statement cache hits
-	node   *node
 	reason router.Reason
-	lat    [2]localHist // by class: the rest, plain reads (as nodeMeters.latency)
+	node   *node
+	lat    [2]localHist // by class (see shortInfo.latencyClass): the rest, plain reads (as nodeMeters.latency)
 }
 
 // tallyMax is how many statements a tally holds at most.
 const tallyMax = 64
-
-// tallyFor returns c's tally, for statements on n routed for reason:
-// flushed first if it holds others' or is full.
-func (c *conn) tallyFor(n *node, reason router.Reason) *tally {
-	t := &c.tally
-	if t.node != n || t.reason != reason || t.n >= tallyMax {
-		c.flushTally()
-		t.node, t.reason = n, reason
-	}
-	return t
-}
-
-// add tallies a statement of kind k that ran for d, as count and
-// nodeMeters.latency would count it.
-func (t *tally) add(k router.Kind, d time.Duration) {
-	t.n++
-	if k == router.Read {
-		t.reads++
-	}
-	t.lat[latencyClass(k)].observe(d)
-}
-
-// latencyClass is the index of kind k's histogram in tally.lat and
-// shortClock.last: 1 for plain reads, 0 for the rest.
-func latencyClass(k router.Kind) int {
-	if k == router.Read {
-		return 1
-	}
-	return 0
-}
 
 // shortClock decides which of the short path's statements are timed.
 // Timing one takes two clock reads: about a tenth of the instructions
@@ -175,6 +203,7 @@ func latencyClass(k router.Kind) int {
 // before it (on this logical connection) is timed.
 type shortClock struct {
 	untimed uint32           // statements to run untimed before the next timed one
+	bucket  [2]uint8         // the histogram bucket of each of last's durations
 	node    *node            // the node last durations were timed on
 	last    [2]time.Duration // the last timed statement's duration, by latency class (0: none)
 }
@@ -201,6 +230,7 @@ func (k *shortClock) timed(class int, n *node, d time.Duration) {
 		k.node, k.last = n, [2]time.Duration{}
 	}
 	k.last[class] = max(d, 1)
+	k.bucket[class] = uint8(bucketOf(d))
 	k.untimed = rand.Uint32N(2*shortTimedEvery - 1)
 }
 

@@ -313,6 +313,48 @@ func TestShortPathConditions(t *testing.T) {
 
 	c.vars.key = "time_zone='+00:00'"
 	assert.True(t, c.shortRoute(ctx, ps, len(a)) == nil, "session variables to apply")
+	c.vars.key = ""
+
+	// A session pinned inside the transaction (a user variable set) is
+	// another connection state: the statement's route there is decided
+	// once on the full path, then remembered for the short path.
+	_, err = c.ExecContext(ctx, "SET @x = 1", nil)
+	require.NoError(t, err)
+	require.True(t, c.dirty, "SET @x pins the session")
+	a = converted()
+	assert.True(t, c.shortRoute(ctx, ps, len(a)) == nil, "pinned: no route remembered yet")
+	_, err = ps.ExecContext(ctx, a)
+	require.NoError(t, err)
+	a = converted()
+	assert.True(t, c.shortRoute(ctx, ps, len(a)) != nil, "pinned: the remembered route")
+	_, err = ps.ExecContext(ctx, a)
+	require.NoError(t, err)
+}
+
+// A write on the short path is recorded for read-your-writes in the
+// session of its own context, as on the full path: the connector's scope
+// without one, else the Session it carries.
+func TestShortPathWriteSession(t *testing.T) {
+	cn := instantConnector(t, &instantBackend{}, 0, "")
+	ctx := context.Background()
+	c, ps := updateOn(t, cn)
+	_, err := c.BeginTx(ctx, driver.TxOptions{})
+	require.NoError(t, err)
+	_, err = ps.ExecContext(ctx, checkedArgs(t, c, 1, 7)) // remembers the route
+	require.NoError(t, err)
+	c.pendingWrite = false
+	a := checkedArgs(t, c, 2, 7)
+	require.True(t, c.shortRoute(ctx, ps, len(a)) != nil, "short path")
+	_, err = ps.ExecContext(ctx, a)
+	require.NoError(t, err)
+	assert.True(t, c.pendingWrite && c.pendingSess == &c.cl.global, "recorded in the connector's scope")
+
+	sctx := WithSession(ctx)
+	a = checkedArgs(t, c, 3, 7)
+	require.True(t, c.shortRoute(sctx, ps, len(a)) != nil, "short path")
+	_, err = ps.ExecContext(sctx, a)
+	require.NoError(t, err)
+	assert.True(t, c.pendingSess == SessionFrom(sctx), "recorded in the context's Session")
 }
 
 // updateOn opens a logical connection of cn, closed at the test's end,

@@ -19,21 +19,23 @@ var (
 // in the connection's statement cache: a prepared read costs one round trip.
 type stmt struct {
 	c *conn
-	q string
 	// What its executions learn for the next ones (database/sql runs a
 	// driver statement under its connection's lock, so no other lock is
-	// needed), first what every execution reads: the backend connection
-	// and cache entry of the last execution (backendConn.cached), and the
-	// routes it remembers.
-	//
+	// needed), first what every execution reads, on the statement's first
+	// cache line: the backend connection and cache entry of the last
+	// execution (backendConn.cached) and what the short path needs of the
+	// routes it remembers in a BeginTx transaction (short[1] when the
+	// session is pinned, see shortRoute).
+	bc    *backendConn
+	ent   *cachedStmt
+	short [2]shortInfo
 	// routes[i], once set, is what route decided for the statement in
 	// connection state i (see stateIndex) without a hint in the context:
 	// an execution in that state is routed the same way (see route for
 	// what is not remembered). Allocated for the states the statement
 	// runs in only: most run in one or two of the four.
-	bc     *backendConn
-	ent    *cachedStmt
 	routes [4]*routed
+	q      string
 	// The classifier's answer for q.
 	cls        router.Class
 	classified bool
@@ -43,6 +45,9 @@ type stmt struct {
 func (s *stmt) remember(st router.State, r *routed) {
 	kept := *r
 	s.routes[stateIndex(st)] = &kept
+	if st.InTx {
+		s.short[b2i(st.Pinned)] = shortInfoOf(&kept)
+	}
 }
 
 // kept is the route the statement remembers for state st, or nil.
@@ -68,16 +73,16 @@ func (s *stmt) Close() error { return nil }
 func (s *stmt) NumInput() int { return -1 }
 
 func (s *stmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
-	if r := s.c.shortRoute(ctx, s, len(args)); r != nil {
-		res, _, err := s.c.shortRun(ctx, s, r, args, false)
+	if si := s.c.shortRoute(ctx, s, len(args)); si != nil {
+		res, _, err := s.c.shortRun(ctx, s, si, args, false)
 		return res, err
 	}
 	return s.c.exec(ctx, s.q, args, s)
 }
 
 func (s *stmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
-	if r := s.c.shortRoute(ctx, s, len(args)); r != nil {
-		_, rows, err := s.c.shortRun(ctx, s, r, args, true)
+	if si := s.c.shortRoute(ctx, s, len(args)); si != nil {
+		_, rows, err := s.c.shortRun(ctx, s, si, args, true)
 		return rows, err
 	}
 	return s.c.queryRows(ctx, s.q, args, s)
