@@ -71,21 +71,28 @@ type conn struct {
 	// the transaction commits, in the session it ran in.
 	pendingWrite bool
 
+	// What the statement running now did, for its meters and tracer: the
+	// node it reached last (1 + its index in cl.nodes; 0: none, an
+	// integer so that setting it needs no write barrier), its causal
+	// wait, whether a read was retried.
+	ran int
+
+	// The short path's state (see shortState), on the second cache line,
+	// and the session variables, which every statement compares.
+	short shortState
 	// vars are the session variables this logical connection set without
 	// pinning (router.ReplayableSet), applied to every backend connection
 	// before its statements run (see applyVars).
 	vars sessionVars
-	// tally holds the short path's counts not yet added to the shared
-	// counters (see tally); its histograms are further on.
-	tally tally
-	// clock decides which short-path statements are timed (see shortClock).
-	clock shortClock
+	// shortLat are the short path's tallied durations by latency class
+	// (see shortInfo.latencyClass): the rest, plain reads (as
+	// nodeMeters.latency).
+	shortLat [2]localHist
 
 	// What the statement running now did, for its meters and tracer: the
 	// node it reached last (1 + its index in cl.nodes; 0: none, an
 	// integer so that setting it needs no write barrier), its causal
 	// wait, whether a read was retried.
-	ran     int
 	waited  time.Duration
 	retried bool
 
@@ -107,6 +114,11 @@ type conn struct {
 	// A BeginTx transaction's tracer context and start (Config.Tracer).
 	txCtx   context.Context
 	txStart time.Duration
+
+	// Padding to 512 bytes, a size the allocator aligns to cache lines:
+	// the first line of a connection is then never the last of another,
+	// which another core writes (false sharing); sizeof_test.go checks it.
+	_ [48]byte
 }
 
 // newConn is a logical connection of cl.
@@ -512,13 +524,16 @@ func (c *conn) queryRows(ctx context.Context, q string, args []driver.NamedValue
 func (c *conn) heldRows(ctx context.Context, q string, args []driver.NamedValue, rs driver.Rows, st driver.Stmt, write bool) driver.Rows {
 	c.openRows++
 	// The connection's own, while no other rows of it are open: its
-	// other fields (b, log, Meta) are nil since it was last closed.
+	// other fields (st, b, log, Meta) are nil since it was last closed.
 	r := &c.rows
 	if c.rowsOut {
 		r = new(rows)
 	}
 	c.rowsOut = true
-	r.Rows.Rows, r.st, r.c, r.write, r.ctx = rs, st, c, write, ctx
+	r.Rows.Rows, r.c, r.write, r.ctx = rs, c, write, ctx
+	if st != nil {
+		r.st = st
+	}
 	if c.replay != nil && c.tx != nil {
 		r.log = c.replay.record(q, args, true, c.cl.cfg.ReplayLimit)
 	}

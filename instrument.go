@@ -57,9 +57,13 @@ type localHist struct {
 	buckets [len(histogram{}.buckets)]uint32
 }
 
-func (l *localHist) observe(d time.Duration) {
-	l.buckets[bucketOf(d)]++
-	l.sum += int64(d)
+// count is the number of durations l holds.
+func (l *localHist) count() uint32 {
+	var n uint32
+	for _, v := range l.buckets {
+		n += v
+	}
+	return n
 }
 
 // merge adds l to h.

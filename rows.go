@@ -21,16 +21,18 @@ var (
 // happen when it is closed: return the backend connection (b), close a
 // one-off prepared statement (st), or tell the pinned session (c).
 type rows struct {
+	// What every result set handed to database/sql sets, on its first
+	// cache line (see conn.heldRows); the rest is nil on most.
 	rowsx.Rows // the backend's rows, every optional interface forwarded
-	// log is the transaction replay entry of these rows (Config.TxReplay).
-	log *txEntry
-	c   *conn
-	ctx context.Context
+	c          *conn
+	ctx        context.Context
 	// write: the rows came from a write on the session (INSERT …
 	// RETURNING), recorded for read-your-writes once they are closed.
 	write bool
-	st    driver.Stmt
-	b     *backend
+	// log is the transaction replay entry of these rows (Config.TxReplay).
+	log *txEntry
+	st  driver.Stmt
+	b   *backend
 }
 
 // Next reads a row, folding it into the replay checksum when the rows

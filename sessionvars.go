@@ -63,10 +63,17 @@ func (v sessionVars) value(name string) (string, bool) {
 // it already has them (the common case: one string comparison, inlined).
 // A failed SET leaves its state unknown: it is discarded when released.
 func (b *backend) applyVars(ctx context.Context, want *sessionVars) error {
-	if b.bc != nil && b.bc.vars.key != want.key {
+	if b.bc != nil && !sameKey(b.bc.vars.key, want.key) {
 		return b.bc.setVars(ctx, want)
 	}
 	return nil
+}
+
+// sameKey reports whether two sessionVars keys are equal, without a call
+// when both are empty (no variable set: nearly always), where the
+// compiled string comparison calls runtime.memequal for equal lengths.
+func sameKey(a, b string) bool {
+	return len(a) == len(b) && (len(a) == 0 || a == b)
 }
 
 // setVars is applyVars' SET, for a connection whose settings differ.

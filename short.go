@@ -79,7 +79,7 @@ func (c *conn) shortRoute(ctx context.Context, ps *stmt, nargs int) *shortInfo {
 		return nil
 	}
 	b := c.sess
-	if bc := b.bc; bc == nil || ps.bc != bc || bc.vars.key != c.vars.key || !ps.ent.live || !si.read && !c.cl.isPrimary(b.node) {
+	if bc := b.bc; bc == nil || ps.bc != bc || !sameKey(bc.vars.key, c.vars.key) || !ps.ent.live || !si.read && !c.cl.isPrimary(b.node) {
 		return nil
 	}
 	return si
@@ -98,19 +98,14 @@ func b2i(b bool) int {
 func (c *conn) shortRun(ctx context.Context, ps *stmt, si *shortInfo, args []driver.NamedValue, withRows bool) (res driver.Result, rows driver.Rows, err error) {
 	c.argsChecked = false // consumed, as prep does
 	b := c.sess
-	n := b.node
-	t := &c.tally
-	if t.node != n || t.reason != si.reason || t.n >= tallyMax {
-		c.flushTally()
-		t.node, t.reason = n, si.reason
-	}
+	c.shortOn(b.node, si.reason)
+	s := &c.short
 	e := ps.ent
 	cache := ps.bc.stmts
 	cache.clock++
 	e.used = cache.clock
-	t.hits++
 	class := si.latencyClass()
-	timed := c.clock.due(class, n)
+	timed := s.due(class)
 	var start time.Duration
 	if timed {
 		start = monotonic()
@@ -121,15 +116,13 @@ func (c *conn) shortRun(ctx context.Context, ps *stmt, si *shortInfo, args []dri
 		res, err = e.execer.ExecContext(ctx, args)
 	}
 	if timed {
-		c.clock.timed(class, n, monotonic()-start)
+		c.timed(class, monotonic()-start)
 	}
 	if err != nil {
-		return nil, nil, c.shortFailed(ctx, ps, b, c.clock.last[class], err)
+		return nil, nil, c.shortFailed(ctx, ps, b, s.last[class], err)
 	}
-	t.n++
-	t.reads += uint32(class)
-	t.lat[class].buckets[c.clock.bucket[class]]++
-	t.lat[class].sum += int64(c.clock.last[class])
+	s.n++
+	s.pending[class]++
 	if withRows {
 		// A write's rows (INSERT … RETURNING) record it once closed.
 		return nil, c.heldRows(ctx, ps.q, args, rows, nil, si.write), nil
@@ -163,96 +156,124 @@ func (c *conn) shortFailed(ctx context.Context, ps *stmt, b *backend, d time.Dur
 	return err
 }
 
-// tally is what the short path counted in the running transaction and
-// has not yet added to the connector's shared counters (the routes and
-// reads, the node's statements, statement cache hits and latency
-// histograms). A statement on the short path then writes only its own
+// shortState is the short path's own state on a logical connection:
+// which of its statements are timed (the clock), and what it counted and
+// has not yet added to the connector's shared counters (the tally). Its
+// fields lie on one cache line of the connection, the histograms apart
+// (conn.shortLat): an untimed statement writes that line only.
+//
+// The tally. A statement on the short path writes only its own
 // connection's memory: each shared counter is a cache line other cores
 // write too, fetched from them when they did (an atomic handed between
 // two goroutines took 72–255 ns a transfer on the project's two-core AMD
 // machine); the full path writes five or six such counters per
-// statement. flushTally adds the tally when the transaction ends, when
-// the connection is let go, and every tallyMax statements, with the
-// statements' deposits into the retry budget; a failed statement is
-// counted at once, as on the full path. Stats and the metrics see a
-// transaction's short-path statements by then. Its reads count as reads
-// on the primary when its node is the primary at the flush (a tally holds
-// one node's statements: in a transaction, those of one connection).
-type tally struct {
-	n      uint32 // statements
-	reads  uint32 // of them plain reads (on the primary if node is when flushed)
-	hits   uint32 // statement cache hits
-	reason router.Reason
-	node   *node
-	lat    [2]localHist // by class (see shortInfo.latencyClass): the rest, plain reads (as nodeMeters.latency)
+// statement. flushTally adds the tally (the routes and reads, the node's
+// statements, statement cache hits and latency histograms) when the
+// transaction ends, when the connection is let go, and every tallyMax
+// statements, with the statements' deposits into the retry budget; a
+// failed statement is counted at once, as on the full path. Stats and the
+// metrics see a transaction's short-path statements by then. Its reads
+// count as reads on the primary when its node is the primary at the
+// flush (a tally holds one node's statements: in a transaction, those of
+// one connection).
+//
+// The clock. Timing a statement takes two clock reads: about a tenth of
+// the instructions rwshard adds to such a statement
+// (scripts/txshape-cachegrind: 1,554 of about 12,800 in a NEW_ORDER-shaped
+// transaction). So about one in shortTimedEvery is timed, chosen at
+// random, and each statement between is counted in its class's histogram
+// at the duration of the last timed statement of its class on the same
+// node: pending until the next timed one of its class, or the flush,
+// puts them in that duration's bucket together. The counts stay exact;
+// the buckets and sums of the short path's statements are estimates,
+// unbiased as the gaps between timed statements do not depend on their
+// durations. A statement with no timed one of its class on its node
+// before it (on this logical connection) is timed.
+type shortState struct {
+	node    *node            // the node of the statements tallied and timed, or nil
+	last    [2]time.Duration // the last timed statement's duration, by latency class (0: none)
+	n       uint32           // statements tallied
+	pending [2]uint32        // of them, those not yet in conn.shortLat, to be counted at last[class]
+	untimed uint32           // statements to run untimed before the next timed one
+	bucket  [2]uint8         // the histogram bucket of each of last's durations
+	reason  router.Reason    // the route of the statements tallied
 }
 
 // tallyMax is how many statements a tally holds at most.
 const tallyMax = 64
 
-// shortClock decides which of the short path's statements are timed.
-// Timing one takes two clock reads: about a tenth of the instructions
-// rwshard adds to such a statement (scripts/txshape-cachegrind: 1,554 of
-// about 12,800 in a NEW_ORDER-shaped transaction). So about one in
-// shortTimedEvery is timed, chosen at random, and each statement between
-// is counted in its class's histogram at the duration of the last timed
-// statement of its class on the same node. The counts stay exact; the
-// buckets and sums of the short path's statements are estimates,
-// unbiased as the gaps between timed statements do not depend on their
-// durations. A statement with no timed one of its class on its node
-// before it (on this logical connection) is timed.
-type shortClock struct {
-	untimed uint32           // statements to run untimed before the next timed one
-	bucket  [2]uint8         // the histogram bucket of each of last's durations
-	node    *node            // the node last durations were timed on
-	last    [2]time.Duration // the last timed statement's duration, by latency class (0: none)
-}
-
 // shortTimedEvery is how many of the short path's statements, on
 // average, there are to one timed.
 const shortTimedEvery = 8
 
-// due reports whether the next statement, of latency class class on n,
-// is to be timed, and counts it if it is not.
-func (k *shortClock) due(class int, n *node) bool {
-	if k.untimed == 0 || k.last[class] == 0 || k.node != n {
+// shortOn prepares c's short-path state for a statement on n routed for
+// reason: a tally of other statements (another node or route) or a full
+// one is flushed first, and on another node the clock starts again.
+func (c *conn) shortOn(n *node, reason router.Reason) {
+	s := &c.short
+	if s.node == n && s.reason == reason && s.n < tallyMax {
+		return
+	}
+	c.flushTally()
+	if s.node != n {
+		s.node, s.last = n, [2]time.Duration{}
+	}
+	s.reason = reason
+}
+
+// due reports whether the next statement, of latency class class, is to
+// be timed, and counts it if it is not.
+func (s *shortState) due(class int) bool {
+	if s.untimed == 0 || s.last[class] == 0 {
 		return true
 	}
-	k.untimed--
+	s.untimed--
 	return false
 }
 
-// timed records the duration of a timed statement on n and draws the
+// timed records the duration of a timed statement of class class, after
+// counting the statements pending at the one before, and draws the
 // number of statements to run untimed before the next one: 0 to
 // 2×(shortTimedEvery-1), evenly.
-func (k *shortClock) timed(class int, n *node, d time.Duration) {
-	if k.node != n {
-		k.node, k.last = n, [2]time.Duration{}
-	}
-	k.last[class] = max(d, 1)
-	k.bucket[class] = uint8(bucketOf(d))
-	k.untimed = rand.Uint32N(2*shortTimedEvery - 1)
+func (c *conn) timed(class int, d time.Duration) {
+	s := &c.short
+	c.settle(class)
+	s.last[class] = max(d, 1)
+	s.bucket[class] = uint8(bucketOf(d))
+	s.untimed = rand.Uint32N(2*shortTimedEvery - 1)
 }
 
-// flushTally adds c's tally to the shared counters and empties it.
+// settle counts the statements of class class pending at their duration.
+func (c *conn) settle(class int) {
+	s := &c.short
+	if k := s.pending[class]; k > 0 {
+		h := &c.shortLat[class]
+		h.buckets[s.bucket[class]] += k
+		h.sum += int64(k) * int64(s.last[class])
+		s.pending[class] = 0
+	}
+}
+
+// flushTally adds c's tally to the shared counters and empties it; the
+// clock goes on.
 func (c *conn) flushTally() {
-	t := &c.tally
-	if t.n == 0 && t.hits == 0 {
+	s := &c.short
+	if s.n == 0 {
 		return
 	}
-	n := t.node
-	if t.n > 0 {
-		var primaryReads uint64
-		if c.cl.isPrimary(n) {
-			primaryReads = uint64(t.reads)
-		}
-		c.cl.counted(t.reason, n, uint64(t.n), uint64(t.reads), primaryReads)
-		c.cl.budget.Requests(int(t.n))
-		n.meters.writes.merge(&t.lat[0])
-		n.meters.reads.merge(&t.lat[1])
+	c.settle(0)
+	c.settle(1)
+	n, lat := s.node, &c.shortLat
+	reads := uint64(lat[1].count())
+	var primaryReads uint64
+	if c.cl.isPrimary(n) {
+		primaryReads = reads
 	}
-	if t.hits > 0 {
-		n.stmts.hits.Add(uint64(t.hits))
-	}
-	*t = tally{}
+	c.cl.counted(s.reason, n, uint64(s.n), reads, primaryReads)
+	c.cl.budget.Requests(int(s.n))
+	n.meters.writes.merge(&lat[0])
+	n.meters.reads.merge(&lat[1])
+	n.stmts.hits.Add(uint64(s.n)) // every statement of the short path is a hit
+	s.n = 0
+	*lat = [2]localHist{}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/rwshard/rwshard/hint"
 	"github.com/rwshard/rwshard/internal/assert"
 	"github.com/rwshard/rwshard/internal/require"
+	"github.com/rwshard/rwshard/router"
 )
 
 // A prepared statement run again in a BeginTx transaction, on the
@@ -253,10 +254,10 @@ func TestShortPathTally(t *testing.T) {
 		run(sel)
 	}
 	assert.Equal(t, before, now(), "the short path's counts wait for the transaction's end")
-	assert.Equal(t, uint32(6), c.tally.n)
+	assert.Equal(t, uint32(6), c.short.n)
 	require.NoError(t, tx.Commit())
 	assert.Equal(t, seen{queries: 8, inTx: 8, reads: 4, primaryReads: 4, hits: 8, readLat: 4, writeLat: 4}, now(), "added at commit")
-	assert.Equal(t, tally{}, c.tally, "the tally is empty after the commit")
+	assert.True(t, c.short.n == 0 && c.short.pending == [2]uint32{} && c.shortLat == [2]localHist{}, "the tally is empty after the commit")
 
 	// A long transaction: no more than tallyMax statements wait.
 	tx, err = c.BeginTx(ctx, driver.TxOptions{})
@@ -265,7 +266,7 @@ func TestShortPathTally(t *testing.T) {
 		run(upd)
 	}
 	assert.Equal(t, uint64(8+2*tallyMax), now().queries, "every full tally added")
-	assert.Equal(t, uint32(1), c.tally.n)
+	assert.Equal(t, uint32(1), c.short.n)
 	require.NoError(t, tx.Rollback())
 	assert.Equal(t, uint64(9+2*tallyMax), now().queries, "added at rollback")
 
@@ -385,31 +386,52 @@ func checkedArgs(t *testing.T, c *conn, vs ...any) []driver.NamedValue {
 // About one short-path statement in shortTimedEvery is timed, at random;
 // the first of each latency class on a node always is.
 func TestShortClockSample(t *testing.T) {
-	var k shortClock
+	c := &conn{}
+	s := &c.short
 	n1, n2 := &node{}, &node{}
-	assert.True(t, k.due(0, n1), "the first statement is timed")
-	k.timed(0, n1, time.Millisecond)
-	k.untimed = 5
-	assert.True(t, k.due(1, n1), "the first read is timed, whatever the countdown")
-	k.timed(1, n1, 2*time.Millisecond)
-	k.untimed = 5
-	assert.False(t, k.due(0, n1), "a write on the same node waits its turn")
-	assert.True(t, k.due(0, n2), "the first statement on another node is timed")
-	k.timed(0, n2, 3*time.Millisecond)
-	assert.Equal(t, [2]time.Duration{3 * time.Millisecond, 0}, k.last, "another node's durations are not carried over")
+	c.shortOn(n1, router.ReasonInTransaction)
+	assert.True(t, s.due(0), "the first statement is timed")
+	c.timed(0, time.Millisecond)
+	s.untimed = 5
+	assert.True(t, s.due(1), "the first read is timed, whatever the countdown")
+	c.timed(1, 2*time.Millisecond)
+	s.untimed = 5
+	assert.False(t, s.due(0), "a write on the same node waits its turn")
+	c.shortOn(n2, router.ReasonInTransaction)
+	assert.True(t, s.due(0), "the first statement on another node is timed")
+	c.timed(0, 3*time.Millisecond)
+	assert.Equal(t, [2]time.Duration{3 * time.Millisecond, 0}, s.last, "another node's durations are not carried over")
 	const n = 80000
 	timed := 0
 	for i := range n {
 		class := i % 2
-		if k.due(class, n2) {
+		if s.due(class) {
 			timed++
-			k.timed(class, n2, time.Millisecond)
+			c.timed(class, time.Millisecond)
 		}
 	}
 	// One in 8 on average: 10,000 timed, give or take about 55.
 	assert.True(t, timed > n/9 && timed < n/7, "%d of %d statements timed, want about 1 in %d", timed, n, shortTimedEvery)
-	k.timed(0, n2, 0)
-	assert.Equal(t, time.Duration(1), k.last[0], "a duration of 0 is kept as 1 ns, not as none")
+	c.timed(0, 0)
+	assert.Equal(t, time.Duration(1), s.last[0], "a duration of 0 is kept as 1 ns, not as none")
+}
+
+// Untimed statements wait, counted, until the next timed one of their
+// class puts them in the bucket of the duration they were counted at.
+func TestShortClockSettle(t *testing.T) {
+	c := &conn{}
+	s := &c.short
+	c.shortOn(&node{}, router.ReasonInTransaction)
+	c.timed(0, 3*time.Millisecond)
+	s.pending[0] = 4 // the timed statement and three after it
+	c.timed(1, 40*time.Millisecond)
+	assert.Equal(t, [2]localHist{}, c.shortLat, "a read's timing leaves the writes pending")
+	c.timed(0, 30*time.Millisecond)
+	w := c.shortLat[0]
+	assert.Equal(t, uint32(4), w.buckets[bucketOf(3*time.Millisecond)], "counted at 3ms: %v", w.buckets)
+	assert.Equal(t, uint32(4), w.count())
+	assert.Equal(t, int64(12*time.Millisecond), w.sum)
+	assert.Equal(t, [2]uint32{}, s.pending)
 }
 
 // Every short-path statement is counted in its latency histogram, the
