@@ -1117,6 +1117,8 @@ func (c *conn) ResetSession(ctx context.Context) error {
 	if c.sess == nil {
 		return nil
 	}
+	c.sess.raw = false // every result set of the last user is closed
+
 	if c.cl.cfg.ResetSession && c.keep() {
 		c.release() // the state goes with its backend connection
 		return nil
@@ -1185,6 +1187,11 @@ func (c *conn) IsValid() bool { return !c.broken }
 
 // Close ends the session and, for Driver.Open, the connector.
 func (c *conn) Close() error {
+	if c.sess != nil {
+		// database/sql closes a connection no caller holds: every result
+		// set of it is closed.
+		c.sess.raw = false
+	}
 	c.release()
 	if c.owner != nil {
 		return c.owner.Close()

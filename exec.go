@@ -34,6 +34,13 @@ type backend struct {
 	owe    bool
 	oweAt  time.Time // when that commit was acknowledged
 	debtor *cluster
+	// raw: a result set of this connection went to database/sql as
+	// go-sql-driver's own (the short path's reads, see shortRun), which
+	// rwshard does not see closed. Until the logical connection is reset
+	// (database/sql resets only a connection whose result sets are all
+	// closed) one may still be open, unread: released before then, the
+	// connection is discarded, never pooled.
+	raw bool
 }
 
 var backendPool = sync.Pool{New: func() any {
@@ -77,6 +84,9 @@ var markBad = func(any) error { return driver.ErrBadConn }
 
 // release returns the connection to its pool, or discards it if discard.
 func (b *backend) release(discard bool) {
+	if b.raw {
+		discard = true
+	}
 	if bc := b.bc; bc != nil {
 		b.node.track(bc, false)
 		if bc.interrupted.Load() || bc.stale {
@@ -117,7 +127,7 @@ func (n *node) handleConn(ctx context.Context, b *backend) error {
 }
 
 func (b *backend) put() {
-	b.node, b.pc, b.sc, b.dc, b.bc, b.owe, b.oweAt, b.debtor = nil, nil, nil, nil, nil, false, time.Time{}, nil
+	b.node, b.pc, b.sc, b.dc, b.bc, b.owe, b.oweAt, b.debtor, b.raw = nil, nil, nil, nil, nil, false, time.Time{}, nil, false
 	b.rows = rows{}
 	backendPool.Put(b)
 }

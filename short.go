@@ -124,8 +124,21 @@ func (c *conn) shortRun(ctx context.Context, ps *stmt, si *shortInfo, args []dri
 	s.n++
 	s.pending[class]++
 	if withRows {
-		// A write's rows (INSERT … RETURNING) record it once closed.
-		return nil, c.heldRows(ctx, ps.q, args, rows, nil, si.write), nil
+		if si.write || b.node.maxOpen > 0 {
+			// A write's rows (INSERT … RETURNING) record it once
+			// closed; a bounded pool gets its connection back at the
+			// transaction's end, once its rows are closed.
+			return nil, c.heldRows(ctx, ps.q, args, rows, nil, si.write), nil
+		}
+		// A read's rows go to database/sql as go-sql-driver's own, every
+		// optional interface of theirs, without a wrapper to close: in
+		// the transaction the connection is held whether they are open
+		// or not, and after it the logical connection keeps it (the
+		// primary's unbounded pool, see unpinIdle) until database/sql
+		// resets it, when they are closed; released before (the node
+		// stopped being the primary), it is discarded (backend.raw).
+		b.raw = true
+		return nil, rows, nil
 	}
 	if si.write && c.ryw {
 		// As record, in a transaction: the write is recorded at commit,

@@ -462,3 +462,71 @@ func TestShortPathLatencyCounted(t *testing.T) {
 	assert.Equal(t, uint64(0), h.Counts[0], "none counted below %v: %v", LatencyBounds[0], h.Counts)
 	assert.True(t, h.Sum >= (2*each+1)*time.Millisecond, "sum %v", h.Sum)
 }
+
+// A read on the short path hands database/sql go-sql-driver's own rows,
+// no wrapper: its connection stays held through the transaction and
+// after it, goes back to its pool once database/sql has reset or closed
+// the logical connection (every result set closed by then), and is
+// discarded if it is let go before (a result set may still be unread).
+// A bounded pool's reads keep the wrapper, which tracks them.
+func TestShortPathRawRows(t *testing.T) {
+	ctx := context.Background()
+	read := func(c *conn, sel *stmt) driver.Rows {
+		t.Helper()
+		a := checkedArgs(t, c, 7)
+		require.True(t, c.shortRoute(ctx, sel, len(a)) != nil, "short path")
+		rows, err := sel.QueryContext(ctx, a)
+		require.NoError(t, err)
+		return rows
+	}
+	open := func(maxOpen int) (*Connector, *conn, *stmt) {
+		cn := instantConnector(t, &instantBackend{}, maxOpen, "")
+		dc, err := cn.Connect(ctx)
+		require.NoError(t, err)
+		c := dc.(*conn)
+		ds, err := c.PrepareContext(ctx, "SELECT a FROM t WHERE id = ?")
+		require.NoError(t, err)
+		_, err = c.BeginTx(ctx, driver.TxOptions{})
+		require.NoError(t, err)
+		rows, err := ds.(*stmt).QueryContext(ctx, checkedArgs(t, c, 7)) // the full path remembers the route
+		require.NoError(t, err)
+		require.NoError(t, rows.Close())
+		return cn, c, ds.(*stmt)
+	}
+	idle := func(cn *Connector) int { return cn.cl.nodes[0].conns.stats().Idle }
+
+	cn, c, sel := open(0)
+	rs := read(c, sel)
+	_, wrapped := rs.(*rows)
+	assert.False(t, wrapped, "the backend's own rows")
+	assert.True(t, c.sess.raw)
+	require.NoError(t, rs.Close())
+	require.NoError(t, c.endTx(true))
+	require.True(t, c.sess != nil, "the primary connection stays held")
+	require.NoError(t, c.ResetSession(ctx))
+	assert.False(t, c.sess.raw, "reset: every result set closed")
+
+	_, err := c.BeginTx(ctx, driver.TxOptions{})
+	require.NoError(t, err)
+	require.NoError(t, read(c, sel).Close())
+	require.NoError(t, c.endTx(true))
+	require.NoError(t, c.Close())
+	assert.Equal(t, 1, idle(cn), "closed by database/sql: pooled")
+
+	cn, c, sel = open(0)
+	require.NoError(t, read(c, sel).Close())
+	b := c.sess
+	c.sess = nil
+	b.release(false) // let go in use, as when the node stops being the primary
+	assert.Equal(t, 0, idle(cn), "let go before a reset: discarded")
+	c.tx = nil
+	require.NoError(t, c.Close())
+
+	cn, c, sel = open(4)
+	rs = read(c, sel)
+	_, wrapped = rs.(*rows)
+	assert.True(t, wrapped, "a bounded pool's reads are tracked")
+	assert.False(t, c.sess.raw)
+	require.NoError(t, rs.Close())
+	require.NoError(t, c.Close())
+}
