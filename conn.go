@@ -1063,6 +1063,9 @@ func (c *conn) Ping(ctx context.Context) error {
 func (c *conn) CheckNamedValue(nv *driver.NamedValue) error {
 	if b := c.sess; b != nil && b.bc != nil && b.bc.checker != nil {
 		c.argsChecked = true
+		if b.bc.mysql && convertPlain(nv) { // convert's common case, inlined: every argument comes here
+			return nil
+		}
 		return b.bc.convert(nv)
 	}
 	c.argsChecked = false
