@@ -319,9 +319,10 @@ type cachedStmt struct {
 	stmt    driver.Stmt
 	query   string
 	// Padding to 128 bytes, a size the allocator aligns to its own cache
-	// lines: every execution writes used, and entries of connections that
-	// other cores run were adjacent, the line handed back and forth
-	// between the cores (false sharing).
+	// lines: every execution writes used, and the entries of connections
+	// that run on other cores, prepared at the same moment, can be
+	// adjacent in memory; sharing a line, it would be handed back and
+	// forth between the cores (false sharing; not measured apart).
 	_ [48]byte
 }
 

@@ -89,10 +89,8 @@ type conn struct {
 	// nodeMeters.latency).
 	shortLat [2]localHist
 
-	// What the statement running now did, for its meters and tracer: the
-	// node it reached last (1 + its index in cl.nodes; 0: none, an
-	// integer so that setting it needs no write barrier), its causal
-	// wait, whether a read was retried.
+	// The rest of what the statement running now did (see ran): its
+	// causal wait, whether a read was retried.
 	waited  time.Duration
 	retried bool
 
@@ -1121,7 +1119,6 @@ func (c *conn) ResetSession(ctx context.Context) error {
 		return nil
 	}
 	c.sess.raw = false // every result set of the last user is closed
-
 	if c.cl.cfg.ResetSession && c.keep() {
 		c.release() // the state goes with its backend connection
 		return nil

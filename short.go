@@ -18,7 +18,8 @@ import (
 // such a statement and nothing else: no session variables to set (the
 // connection has them), no cache lookup (the statement knows its entry),
 // no argument conversion (CheckNamedValue did it), its counts in the
-// connection's tally.
+// connection's tally, and a read's rows handed to database/sql as the
+// backend's own, without rwshard's wrapper (see shortRun).
 //
 // It exists for the cache: on cores the servers share, every statement
 // starts with the client's code and data evicted, and the layers of
@@ -53,8 +54,8 @@ func shortInfoOf(r *routed) shortInfo {
 	}
 }
 
-// latencyClass is the index of a statement's histogram in tally.lat and
-// shortClock.last: 1 for plain reads, 0 for the rest.
+// latencyClass is the index of a statement's histogram in conn.shortLat
+// and of its durations in shortState: 1 for plain reads, 0 for the rest.
 func (si *shortInfo) latencyClass() int {
 	if si.read {
 		return 1
@@ -159,6 +160,7 @@ func (c *conn) shortRun(ctx context.Context, ps *stmt, si *shortInfo, args []dri
 // heldFailed needs no work to redo).
 func (c *conn) shortFailed(ctx context.Context, ps *stmt, b *backend, d time.Duration, err error) error {
 	r := ps.kept(router.State{InTx: true, Pinned: c.dirty})
+	ps.bc.stmts.stats.hits.Add(1) // it found its statement prepared, as a hit does
 	if staleStmt(err) {
 		ps.bc.stmts.drop(ps.q)
 	}

@@ -165,6 +165,8 @@ func TestShortPathErrors(t *testing.T) {
 	assert.True(t, c.broken && c.sess == nil && c.tx == nil, "the session is lost with its connection")
 	st := cn.Stats()
 	assert.Equal(t, uint64(1), st.Nodes[0].Errors, "the broken connection counted on the primary")
+	assert.Equal(t, uint64(4), st.Nodes[0].StmtHits, "every short-path execution found its statement prepared, the failed ones too")
+	assert.Equal(t, uint64(2), st.Nodes[0].StmtMisses, "prepared twice, on the full path")
 	assert.Equal(t, uint64(2), st.Nodes[0].ServerErrors[1062]+st.Nodes[0].ServerErrors[1615], "the server's errors counted: %v", st.Nodes[0].ServerErrors)
 }
 
