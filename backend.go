@@ -96,8 +96,8 @@ type backendConn struct {
 	queryer driver.QueryerContext
 	execer  driver.ExecerContext
 	// And those that run once per transaction or checkout, asserted once
-	// too: validConn, pingConn, resetConn and beginTx call them without
-	// an interface assertion when their connection is a backendConn.
+	// too, so that its methods call go-sql-driver's without a second
+	// assertion.
 	validator driver.Validator
 	pinger    driver.Pinger
 	resetter  driver.SessionResetter
@@ -166,9 +166,9 @@ func dialer(dial func(ctx context.Context, network, addr string) (net.Conn, erro
 // statement), remembers the cache entry: its next execution on this
 // connection skips the lookup by text (a hash and a comparison of the
 // whole text, which for a multi-row INSERT is kilobytes).
-func (bc *backendConn) cached(ctx context.Context, query string, ps *stmt, hits *uint32) (*cachedStmt, error) {
+func (bc *backendConn) cached(ctx context.Context, query string, ps *stmt) (*cachedStmt, error) {
 	if ps != nil && ps.bc == bc && ps.ent.live {
-		bc.stmts.touch(ps.ent, hits)
+		bc.stmts.touch(ps.ent)
 		return ps.ent, nil
 	}
 	return bc.lookup(ctx, query, ps)
@@ -335,23 +335,24 @@ func newStmtCache(size int, stats *stmtStats) *stmtCache {
 
 func (c *stmtCache) get(query string) *cachedStmt {
 	if cs, ok := c.m[query]; ok {
-		c.touch(cs, nil)
+		c.touch(cs)
 		return cs
 	}
 	c.stats.misses.Add(1)
 	return nil
 }
 
-// touch counts a hit on a live entry, in hits when set (to be added to
-// the node's counter later), and makes the entry the most recent.
-func (c *stmtCache) touch(cs *cachedStmt, hits *uint32) {
+// touch counts a hit on a live entry and makes it the most recent.
+func (c *stmtCache) touch(cs *cachedStmt) {
+	c.stamp(cs)
+	c.stats.hits.Add(1)
+}
+
+// stamp makes an entry the most recent; its hit is counted by the caller
+// (touch, or the short path's tally).
+func (c *stmtCache) stamp(cs *cachedStmt) {
 	c.clock++
 	cs.used = c.clock
-	if hits != nil {
-		*hits++
-		return
-	}
-	c.stats.hits.Add(1)
 }
 
 // close closes an entry's statement; a caller that remembers the entry

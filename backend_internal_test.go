@@ -44,11 +44,11 @@ func TestStmtCacheFull(t *testing.T) {
 	bc.stmts = newStmtCache(16, stats)
 	ctx := context.Background()
 	for i := range 10 {
-		_, err := bc.cached(ctx, fmt.Sprintf("SELECT %d", i), nil, nil)
+		_, err := bc.cached(ctx, fmt.Sprintf("SELECT %d", i), nil)
 		require.NoError(t, err, "query %d", i)
 	}
 	assert.LessOrEqual(t, lc.open, lc.limit)
-	_, err := bc.cached(ctx, "SELECT 9", nil, nil)
+	_, err := bc.cached(ctx, "SELECT 9", nil)
 	require.NoError(t, err)
 	assert.Equal(t, uint64(1), stats.hits.Load())
 	assert.Equal(t, uint64(10), stats.misses.Load())
@@ -65,7 +65,7 @@ func TestStmtCacheEvictsLeastRecentlyUsed(t *testing.T) {
 	ctx := context.Background()
 	use := func(qs ...string) {
 		for _, q := range qs {
-			_, err := bc.cached(ctx, q, nil, nil)
+			_, err := bc.cached(ctx, q, nil)
 			require.NoError(t, err, q)
 		}
 	}
@@ -93,20 +93,20 @@ func TestStmtCacheRemembered(t *testing.T) {
 	bc := newBackendConn(lc, nil)
 	bc.stmts = newStmtCache(2, stats)
 	ps := &stmt{q: "SELECT 1"}
-	first, err := bc.cached(ctx, ps.q, ps, nil)
+	first, err := bc.cached(ctx, ps.q, ps)
 	require.NoError(t, err)
-	again, err := bc.cached(ctx, ps.q, ps, nil)
+	again, err := bc.cached(ctx, ps.q, ps)
 	require.NoError(t, err)
 	assert.True(t, first == again, "the remembered statement is the cached one")
 	assert.Equal(t, uint64(1), stats.hits.Load(), "a remembered entry counts as a hit")
 
 	// Two more statements evict SELECT 1 (and close it on the server).
 	for _, q := range []string{"SELECT 2", "SELECT 3"} {
-		_, err := bc.cached(ctx, q, nil, nil)
+		_, err := bc.cached(ctx, q, nil)
 		require.NoError(t, err)
 	}
 	assert.False(t, ps.ent.live, "the evicted entry is no longer live")
-	fresh, err := bc.cached(ctx, ps.q, ps, nil)
+	fresh, err := bc.cached(ctx, ps.q, ps)
 	require.NoError(t, err)
 	assert.False(t, fresh == first, "an evicted statement is prepared again, not reused")
 	assert.Equal(t, uint64(4), stats.misses.Load())
@@ -114,7 +114,7 @@ func TestStmtCacheRemembered(t *testing.T) {
 	// A dropped statement (it failed) is not reused either.
 	bc.stmts.drop(ps.q)
 	dropped := ps.ent
-	_, err = bc.cached(ctx, ps.q, ps, nil)
+	_, err = bc.cached(ctx, ps.q, ps)
 	require.NoError(t, err)
 	assert.False(t, dropped == ps.ent, "a dropped entry is replaced")
 	assert.Equal(t, uint64(5), stats.misses.Load())
@@ -122,7 +122,7 @@ func TestStmtCacheRemembered(t *testing.T) {
 	// On another connection the statement is that connection's own.
 	other := newBackendConn(&limitedConn{limit: 100}, nil)
 	other.stmts = newStmtCache(2, stats)
-	there, err := other.cached(ctx, ps.q, ps, nil)
+	there, err := other.cached(ctx, ps.q, ps)
 	require.NoError(t, err)
 	assert.True(t, ps.bc == other, "the statement now remembers the other connection")
 	assert.False(t, there == fresh, "each connection has its own server-side statement")

@@ -783,15 +783,15 @@ func (c *conn) heldFailed(ctx context.Context, r *routed, q string, do work, b *
 // session on a replica (a read-only transaction there): the replica would
 // reject it anyway, but rwshard never sends a write to a replica.
 func (c *conn) checkSessionTarget(b *backend, r *routed, q string) error {
-	if c.sessionTargetOK(b, r) {
+	if c.sessionTargetOK(b, r.cls.Kind == router.Read) {
 		return nil
 	}
 	return &RouteError{Node: b.node.name, Reason: r.d.Reason.String(), Statement: quote(q), Err: ErrWriteToReplica}
 }
 
 // sessionTargetOK is checkSessionTarget's test, which inlines.
-func (c *conn) sessionTargetOK(b *backend, r *routed) bool {
-	return r.cls.Kind == router.Read || c.cl.isPrimary(b.node)
+func (c *conn) sessionTargetOK(b *backend, read bool) bool {
+	return read || c.cl.isPrimary(b.node)
 }
 
 // PrepareContext returns a statement that is routed on every execution.
@@ -816,7 +816,7 @@ func (c *conn) PrepareContext(ctx context.Context, q string) (driver.Stmt, error
 		return nil, err
 	}
 	if bc, ok := b.dc.(*backendConn); ok && bc.stmts != nil {
-		_, err = bc.cached(ctx, q, ps, nil)
+		_, err = bc.cached(ctx, q, ps)
 	} else {
 		var st driver.Stmt
 		if st, err = prepare(ctx, b.dc, q); err == nil {
@@ -1061,9 +1061,6 @@ func (c *conn) Ping(ctx context.Context) error {
 func (c *conn) CheckNamedValue(nv *driver.NamedValue) error {
 	if b := c.sess; b != nil && b.bc != nil && b.bc.checker != nil {
 		c.argsChecked = true
-		if b.bc.mysql && convertPlain(nv) { // convert's common case, inlined: every argument comes here
-			return nil
-		}
 		return b.bc.convert(nv)
 	}
 	c.argsChecked = false

@@ -185,9 +185,6 @@ func prepare(ctx context.Context, dc driver.Conn, query string) (driver.Stmt, er
 }
 
 func beginTx(ctx context.Context, dc driver.Conn, opts driver.TxOptions) (driver.Tx, error) {
-	if bc, ok := dc.(*backendConn); ok {
-		return bc.BeginTx(ctx, opts)
-	}
 	if b, ok := dc.(driver.ConnBeginTx); ok {
 		return b.BeginTx(ctx, opts)
 	}
@@ -199,21 +196,12 @@ func beginTx(ctx context.Context, dc driver.Conn, opts driver.TxOptions) (driver
 
 // validConn, pingConn and resetConn call dc's optional Validator, Pinger
 // and SessionResetter; without one, dc is valid and there is nothing to do.
-// On rwshard's own backend connections they call its methods directly:
-// a comparison of dc's type instead of an interface assertion (a lookup
-// of the method table) at every transaction.
 func validConn(dc driver.Conn) bool {
-	if bc, ok := dc.(*backendConn); ok {
-		return bc.IsValid()
-	}
 	v, ok := dc.(driver.Validator)
 	return !ok || v.IsValid()
 }
 
 func pingConn(ctx context.Context, dc driver.Conn) error {
-	if bc, ok := dc.(*backendConn); ok {
-		return bc.Ping(ctx)
-	}
 	if p, ok := dc.(driver.Pinger); ok {
 		return p.Ping(ctx)
 	}
@@ -221,9 +209,6 @@ func pingConn(ctx context.Context, dc driver.Conn) error {
 }
 
 func resetConn(ctx context.Context, dc driver.Conn) error {
-	if bc, ok := dc.(*backendConn); ok {
-		return bc.ResetSession(ctx)
-	}
 	if r, ok := dc.(driver.SessionResetter); ok {
 		return r.ResetSession(ctx)
 	}
@@ -259,9 +244,6 @@ func stmtExec(ctx context.Context, st driver.Stmt, args []driver.NamedValue) (dr
 type prep struct {
 	st        *stmt // the caller's prepared statement, nil for a text one
 	converted bool  // the arguments are converted already
-	// hits, when set, counts a hit on st's remembered cache entry in
-	// place of the node's shared counter (the short path's tally).
-	hits *uint32
 }
 
 // query runs a statement on dc. Without arguments it uses the text
@@ -285,7 +267,7 @@ func query(ctx context.Context, dc driver.Conn, q string, args []driver.NamedVal
 		}
 	}
 	if bc, ok := dc.(*backendConn); ok && bc.stmts != nil {
-		cst, err := bc.cached(ctx, q, p.st, p.hits)
+		cst, err := bc.cached(ctx, q, p.st)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -343,7 +325,7 @@ func exec(ctx context.Context, dc driver.Conn, q string, args []driver.NamedValu
 		}
 	}
 	if bc, ok := dc.(*backendConn); ok && bc.stmts != nil {
-		cst, err := bc.cached(ctx, q, p.st, p.hits)
+		cst, err := bc.cached(ctx, q, p.st)
 		if err != nil {
 			return nil, err
 		}

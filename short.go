@@ -80,7 +80,7 @@ func (c *conn) shortRoute(ctx context.Context, ps *stmt, nargs int) *shortInfo {
 		return nil
 	}
 	b := c.sess
-	if bc := b.bc; bc == nil || ps.bc != bc || !sameKey(bc.vars.key, c.vars.key) || !ps.ent.live || !si.read && !c.cl.isPrimary(b.node) {
+	if bc := b.bc; bc == nil || ps.bc != bc || !sameKey(bc.vars.key, c.vars.key) || !ps.ent.live || !c.sessionTargetOK(b, si.read) {
 		return nil
 	}
 	return si
@@ -102,9 +102,7 @@ func (c *conn) shortRun(ctx context.Context, ps *stmt, si *shortInfo, args []dri
 	c.shortOn(b.node, si.reason)
 	s := &c.short
 	e := ps.ent
-	cache := ps.bc.stmts
-	cache.clock++
-	e.used = cache.clock
+	ps.bc.stmts.stamp(e) // its hit is the tally's
 	class := si.latencyClass()
 	timed := s.due(class)
 	var start time.Duration
@@ -141,15 +139,7 @@ func (c *conn) shortRun(ctx context.Context, ps *stmt, si *shortInfo, args []dri
 		b.raw = true
 		return nil, rows, nil
 	}
-	if si.write && c.ryw {
-		// As record, in a transaction: the write is recorded at commit,
-		// in its session (BeginTx took the context's; without a Session
-		// ever made, every context's is the connector's).
-		c.pendingWrite = true
-		if sessionsMade.Load() {
-			c.pendingSess = c.cl.scope(ctx)
-		}
-	}
+	c.wrote(ctx, b, si.write)
 	return res, nil, nil
 }
 
@@ -160,7 +150,7 @@ func (c *conn) shortRun(ctx context.Context, ps *stmt, si *shortInfo, args []dri
 // heldFailed needs no work to redo).
 func (c *conn) shortFailed(ctx context.Context, ps *stmt, b *backend, d time.Duration, err error) error {
 	r := ps.kept(router.State{InTx: true, Pinned: c.dirty})
-	ps.bc.stmts.stats.hits.Add(1) // it found its statement prepared, as a hit does
+	ps.bc.stmts.stats.hits.Add(1) // it found its statement prepared: a hit, counted at once as the failure
 	if staleStmt(err) {
 		ps.bc.stmts.drop(ps.q)
 	}
