@@ -1029,8 +1029,15 @@ func (c *conn) endTx(commit bool) error {
 	return err
 }
 
-// Ping checks the primary, or the pinned connection.
+// Ping checks the primary, or the pinned connection. A logical
+// connection whose session broke is reported bad, as BeginTx and every
+// statement report it: a program that pings before each transaction and
+// takes a new *sql.Conn when the ping fails (go-tpc) would otherwise keep
+// the broken one for ever.
 func (c *conn) Ping(ctx context.Context) error {
+	if c.broken {
+		return c.lost("PING")
+	}
 	c.checkHeld(ctx)
 	if c.sess != nil {
 		return c.sessionErr(pingConn(ctx, c.sess.dc), router.Decision{Reason: router.ReasonSessionPinned}, "PING")

@@ -163,6 +163,7 @@ func TestShortPathErrors(t *testing.T) {
 	be.failWith(driver.ErrBadConn)
 	assert.ErrorIs(t, exec(true), ErrSessionLost)
 	assert.True(t, c.broken && c.sess == nil && c.tx == nil, "the session is lost with its connection")
+	assert.ErrorIs(t, c.Ping(ctx), driver.ErrBadConn, "a ping says the logical connection is bad, as BeginTx does")
 	st := cn.Stats()
 	assert.Equal(t, uint64(1), st.Nodes[0].Errors, "the broken connection counted on the primary")
 	assert.Equal(t, uint64(4), st.Nodes[0].StmtHits, "every short-path execution found its statement prepared, the failed ones too")

@@ -123,3 +123,160 @@ func TestConvertPlainIsGoSQLDrivers(t *testing.T) {
 		return nil
 	}))
 }
+
+// A read on the short path hands database/sql go-sql-driver's own rows.
+// As an application would meet them (plain database/sql in go-tpc's
+// shape: a *sql.Conn, statements prepared on it, BeginTx; the user with
+// GRANT ALL ON app.* only, no rwshard session in the context):
+//   - their columns and values are what go-sql-driver gives direct;
+//   - rows left open across Commit fail the commit as they do direct
+//     (go-sql-driver's busy buffer), nothing of the transaction is
+//     committed, and the connection with the unread rows is never used
+//     again: the logical connection's next statement runs on another;
+//   - a connection killed while its rows are read fails the read, the
+//     transaction's next statement says nothing was sent, nothing is
+//     committed, and the next transaction runs on a fresh connection.
+func TestShortPathRawRowsAsApplication(t *testing.T) {
+	l := rwLab.Get(t)
+	setup(t, l, "CREATE TABLE IF NOT EXISTS app.rr (id INT PRIMARY KEY, v VARCHAR(20), n INT)",
+		"DELETE FROM app.rr",
+		"INSERT INTO app.rr SELECT seq, CONCAT('v', seq), 0 FROM seq_1_to_40")
+	ctx := labtest.Ctx(t, time.Minute)
+	db, err := sql.Open(rwshard.DriverName, labtest.PlainDSN(l, "rwshard.consistency=eventual"))
+	require.NoError(t, err)
+	defer db.Close()
+	labtest.WaitReady(t, db)
+	plain := direct(t, l.Primary(), "")
+	const q = "SELECT id, v FROM app.rr WHERE id <= ? ORDER BY id"
+	type col struct{ name, dbType string }
+	read := func(rows *sql.Rows, limit int) ([]col, []string, error) {
+		t.Helper()
+		cts, err := rows.ColumnTypes()
+		require.NoError(t, err)
+		var cols []col
+		for _, ct := range cts {
+			cols = append(cols, col{ct.Name(), ct.DatabaseTypeName()})
+		}
+		var got []string
+		for len(got) < limit && rows.Next() {
+			var id int
+			var v string
+			require.NoError(t, rows.Scan(&id, &v))
+			got = append(got, v)
+		}
+		return cols, got, rows.Err()
+	}
+	rows, err := plain.QueryContext(ctx, q, 3)
+	require.NoError(t, err)
+	wantCols, want, err := read(rows, 3)
+	require.NoError(t, err)
+	require.NoError(t, rows.Close())
+
+	c, err := db.Conn(ctx)
+	require.NoError(t, err)
+	defer c.Close()
+	sel, err := c.PrepareContext(ctx, q)
+	require.NoError(t, err)
+	upd, err := c.PrepareContext(ctx, "UPDATE app.rr SET n = n + 1 WHERE id = ?")
+	require.NoError(t, err)
+	connID := func() int64 {
+		var id int64
+		require.NoError(t, c.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&id))
+		return id
+	}
+	n1 := func() int {
+		var n int
+		require.NoError(t, plain.QueryRowContext(ctx, "SELECT n FROM app.rr WHERE id = 1").Scan(&n))
+		return n
+	}
+	for i := range 3 { // from the second, the short path
+		tx, err := c.BeginTx(ctx, nil)
+		require.NoError(t, err)
+		_, err = upd.ExecContext(ctx, 1)
+		require.NoError(t, err)
+		rows, err := sel.QueryContext(ctx, 3)
+		require.NoError(t, err)
+		cols, got, err := read(rows, 3)
+		require.NoError(t, err)
+		require.NoError(t, rows.Close())
+		assert.Equal(t, wantCols, cols, "transaction %d: the columns as go-sql-driver gives them", i)
+		assert.Equal(t, want, got, "transaction %d", i)
+		require.NoError(t, tx.Commit())
+	}
+	assert.Equal(t, 3, n1(), "three transactions committed")
+
+	// Rows left open across Commit.
+	before := connID()
+	tx, err := c.BeginTx(ctx, nil)
+	require.NoError(t, err)
+	_, err = upd.ExecContext(ctx, 1)
+	require.NoError(t, err)
+	rows, err = sel.QueryContext(ctx, 3)
+	require.NoError(t, err)
+	require.True(t, rows.Next())
+	err = tx.Commit()
+	require.Error(t, err, "COMMIT with rows unread")
+	assert.Contains(t, err.Error(), "busy buffer", "go-sql-driver's own refusal, as direct")
+	_ = rows.Close()
+	assert.Equal(t, 3, n1(), "nothing of the transaction committed")
+	after := connID()
+	assert.NotEqual(t, before, after, "the connection with unread rows is not used again")
+
+	// A connection killed while its rows are read: 40 rows of 1 MiB, more
+	// than the sockets buffer, the kill after the second.
+	killer, err := db.Conn(ctx)
+	require.NoError(t, err)
+	defer killer.Close()
+	big, err := c.PrepareContext(ctx, "SELECT id, REPEAT('x', ?) FROM app.rr WHERE id <= ? ORDER BY id")
+	require.NoError(t, err)
+	readBig := func(size, limit int, kill int64) (int, error) {
+		t.Helper()
+		rows, err := big.QueryContext(ctx, size, limit)
+		if err != nil {
+			return 0, err
+		}
+		defer rows.Close()
+		n := 0
+		for rows.Next() {
+			var id int
+			var x []byte
+			require.NoError(t, rows.Scan(&id, &x))
+			if n++; n == 2 && kill != 0 {
+				_, err := killer.ExecContext(ctx, fmt.Sprintf("KILL CONNECTION %d", kill))
+				require.NoError(t, err, "the user may kill its own connection")
+			}
+		}
+		return n, rows.Err()
+	}
+	for range 2 { // the second on the short path
+		tx, err := c.BeginTx(ctx, nil)
+		require.NoError(t, err)
+		n, err := readBig(10, 3, 0)
+		require.NoError(t, err)
+		require.Equal(t, 3, n)
+		require.NoError(t, tx.Commit())
+	}
+	tx, err = c.BeginTx(ctx, nil)
+	require.NoError(t, err)
+	_, err = upd.ExecContext(ctx, 1)
+	require.NoError(t, err)
+	n, err := readBig(1<<20, 40, connID())
+	assert.Error(t, err, "the read the kill cut fails (%d rows read)", n)
+	assert.True(t, n < 40, "cut short: %d rows", n)
+	assert.Error(t, tx.Commit(), "nothing to commit")
+	assert.Equal(t, 3, n1(), "nothing of the killed transaction committed")
+	// As go-tpc does: the connection's Ping fails, the program takes
+	// another (a *sql.Conn is one connection, direct or through rwshard).
+	assert.ErrorIs(t, c.PingContext(ctx), driver.ErrBadConn, "the killed connection, as go-sql-driver says of its own")
+	assert.ErrorIs(t, c.Close(), sql.ErrConnDone, "database/sql has let it go")
+	c, err = db.Conn(ctx)
+	require.NoError(t, err)
+	upd, err = c.PrepareContext(ctx, "UPDATE app.rr SET n = n + 1 WHERE id = ?")
+	require.NoError(t, err)
+	tx, err = c.BeginTx(ctx, nil)
+	require.NoError(t, err)
+	_, err = upd.ExecContext(ctx, 1)
+	require.NoError(t, err)
+	require.NoError(t, tx.Commit())
+	assert.Equal(t, 4, n1(), "the next transaction committed once")
+}
