@@ -37,22 +37,31 @@ func cpuSplit() (user, kernel time.Duration) {
 	return time.Duration(ru.Utime.Nano()), time.Duration(ru.Stime.Nano())
 }
 
-// syscalls is this process's read and write system calls so far
-// (/proc/self/io syscr + syscw; 0 where unreadable): the same per
-// transaction on both sides means the same socket traffic.
-func syscalls() int64 {
+// syscalls is this process's read and write system calls so far and
+// the bytes they read and wrote (/proc/self/io syscr + syscw, rchar,
+// wchar; 0 where unreadable): the same per transaction on both sides
+// means the same socket traffic.
+func syscalls() (calls, read, written int64) {
 	b, err := os.ReadFile("/proc/self/io")
 	if err != nil {
-		return 0
+		return 0, 0, 0
 	}
-	var n int64
 	for _, line := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(line); len(f) == 2 && (f[0] == "syscr:" || f[0] == "syscw:") {
-			v, _ := strconv.ParseInt(f[1], 10, 64)
-			n += v
+		f := strings.Fields(line)
+		if len(f) != 2 {
+			continue
+		}
+		v, _ := strconv.ParseInt(f[1], 10, 64)
+		switch f[0] {
+		case "syscr:", "syscw:":
+			calls += v
+		case "rchar:":
+			read += v
+		case "wchar:":
+			written += v
 		}
 	}
-	return n
+	return calls, read, written
 }
 
 // switches is this process's context switches so far (voluntary and

@@ -278,9 +278,10 @@ type tpccResult struct {
 	side string
 	wall time.Duration
 	// the client's CPU over the run, user space and kernel, and its read
-	// and write system calls (see cpuSplit, syscalls)
-	user, kernel time.Duration
-	syscalls     int64
+	// and write system calls and the bytes they moved (see cpuSplit,
+	// syscalls)
+	user, kernel     time.Duration
+	syscalls, rb, wb int64
 	// the process's context switches (voluntary and not) and the
 	// machine's rescheduling and function-call interrupts over the run
 	// (see switches)
@@ -405,7 +406,7 @@ func openTPCC(t *testing.T, l *lab.Lab, side string) *tpccSide {
 func (s *tpccSide) run(l *lab.Lab, d time.Duration) {
 	prim0 := serverCPU(s.t, l.Primary())
 	user0, kernel0 := cpuSplit()
-	sys0 := syscalls()
+	sys0, rb0, wb0 := syscalls()
 	csw0, ipi0 := switches()
 	start := time.Now()
 	deadline := start.Add(d)
@@ -440,7 +441,7 @@ func (s *tpccSide) run(l *lab.Lab, d time.Duration) {
 	wg.Wait()
 	wall := time.Since(start)
 	user, kernel := cpuSplit()
-	sys := syscalls()
+	sys, rb, wb := syscalls()
 	csw, ipi := switches()
 	s.r.csw += csw - csw0
 	s.r.ipis += ipi - ipi0
@@ -449,6 +450,8 @@ func (s *tpccSide) run(l *lab.Lab, d time.Duration) {
 	s.r.user += user - user0
 	s.r.kernel += kernel - kernel0
 	s.r.syscalls += sys - sys0
+	s.r.rb += rb - rb0
+	s.r.wb += wb - wb0
 	s.r.slices++
 }
 
@@ -584,18 +587,20 @@ func reportTPCC(t *testing.T, results map[string][]tpccResult) {
 	}
 
 	for _, side := range []string{direct, viaRW} {
-		var tp, c, u, k, sc, cs, ip []float64
+		var tp, c, u, k, sc, rb, wb, cs, ip []float64
 		for _, r := range results[side] {
 			tp = append(tp, r.tpmC())
 			c = append(c, us(r.cpuPerTxn()))
 			u = append(u, us(r.perTxn(r.user)))
 			k = append(k, us(r.perTxn(r.kernel)))
 			sc = append(sc, float64(r.syscalls)/float64(max(r.txns, 1)))
+			rb = append(rb, float64(r.rb)/float64(max(r.txns, 1)))
+			wb = append(wb, float64(r.wb)/float64(max(r.txns, 1)))
 			cs = append(cs, float64(r.csw)/float64(max(r.txns, 1)))
 			ip = append(ip, float64(r.ipis)/float64(max(r.txns, 1)))
 		}
-		t.Logf("%-7s median tpmC %.1f, median CPU/txn %.0f µs: in user space %.0f µs, in the kernel %.0f µs; read and write system calls per transaction %.2f; context switches %.2f; the machine's rescheduling and function-call interrupts %.2f",
-			side, median(tp), median(c), median(u), median(k), median(sc), median(cs), median(ip))
+		t.Logf("%-7s median tpmC %.1f, median CPU/txn %.0f µs: in user space %.0f µs, in the kernel %.0f µs; read and write system calls per transaction %.2f, bytes read %.0f and written %.0f; context switches %.2f; the machine's rescheduling and function-call interrupts %.2f",
+			side, median(tp), median(c), median(u), median(k), median(sc), median(rb), median(wb), median(cs), median(ip))
 	}
 	t.Logf("per transaction type (go-tpc's histograms: count summed over the pairs, p50/p99 the median of the runs', ms):")
 	t.Logf("  %-14s %8s %7s %7s %5s | %8s %7s %7s %5s", "type", "direct", "p50", "p99", "err", "rwshard", "p50", "p99", "err")
