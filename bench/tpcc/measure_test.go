@@ -40,7 +40,9 @@ func cpuSplit() (user, kernel time.Duration) {
 // syscalls is this process's read and write system calls so far and
 // the bytes they read and wrote (/proc/self/io syscr + syscw, rchar,
 // wchar; 0 where unreadable): the same per transaction on both sides
-// means the same socket traffic.
+// means the same socket traffic. The bytes count every read and write of
+// the process, the harness's own reads of /proc between two readings
+// too (a few KiB a run, alike on both sides).
 func syscalls() (calls, read, written int64) {
 	b, err := os.ReadFile("/proc/self/io")
 	if err != nil {
