@@ -124,3 +124,28 @@ func TestIdleMove(t *testing.T) {
 		}
 	}
 }
+
+// countsAgree accepts what go-tpc's histogram-creation race can lose and
+// nothing else: go-tpc short of the harness by up to threads-1 per
+// histogram (2 per transaction type), never over it.
+func TestCountsAgree(t *testing.T) {
+	cases := []struct {
+		harness, goTPC int64
+		threads, types int
+		lost           int64
+		ok             bool
+	}{
+		{10086, 10086, 8, 5, 0, true},
+		{10086, 10085, 8, 5, 1, true},   // run 48's pair 15
+		{10086, 10016, 8, 5, 70, true},  // the bound: 2 × 5 × 7
+		{10086, 10015, 8, 5, 71, false}, // beyond it
+		{10085, 10086, 8, 5, -1, false}, // go-tpc counted a transaction the harness did not run
+		{100, 99, 1, 5, 1, false},       // one thread: no race to lose it to
+	}
+	for _, c := range cases {
+		lost, ok := countsAgree(c.harness, c.goTPC, c.threads, c.types)
+		if lost != c.lost || ok != c.ok {
+			t.Errorf("countsAgree(%d, %d, %d, %d) = %d, %v; want %d, %v", c.harness, c.goTPC, c.threads, c.types, lost, ok, c.lost, c.ok)
+		}
+	}
+}

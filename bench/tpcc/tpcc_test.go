@@ -500,9 +500,14 @@ func (s *tpccSide) finish() tpccResult {
 	}
 	r.txns = int64(len(r.lat))
 	slices.Sort(r.lat)
+	// go-tpc counts in Run, this harness around it: they must agree, but
+	// for what go-tpc's own race can lose (see countsAgree).
 	if got := r.sum.count(); got != r.txns {
-		// go-tpc counts in Run, this harness around it: they must agree.
-		t.Errorf("%s: go-tpc counted %d transactions, the harness %d", r.side, got, r.txns)
+		if lost, ok := countsAgree(r.txns, got, *threads, len(txnTypes)); ok {
+			t.Logf("%s: go-tpc counted %d transactions, the harness %d: %d lost by go-tpc's histogram-creation race (pingcap/go-tpc#183), within its bound", r.side, got, r.txns, lost)
+		} else {
+			t.Errorf("%s: go-tpc counted %d transactions, the harness %d", r.side, got, r.txns)
+		}
 	}
 	return r
 }
