@@ -138,9 +138,22 @@ func (cl *cluster) counted(reason router.Reason, n *node, stmts, reads, primaryR
 }
 
 // scope is the read-your-writes scope of ctx: its Session, else the
-// connector's.
+// connector's. It inlines: while no session has been made (see
+// SessionFrom), every write of a transaction asks it, and it answers
+// with one load.
 func (cl *cluster) scope(ctx context.Context) *Session {
-	if s := SessionFrom(ctx); s != nil {
+	if !sessionsMade.Load() {
+		return &cl.global
+	}
+	return cl.scopeOf(ctx)
+}
+
+// scopeOf is scope once a session has been made, out of line so that
+// scope inlines.
+//
+//go:noinline
+func (cl *cluster) scopeOf(ctx context.Context) *Session {
+	if s := sessionFrom(ctx); s != nil {
 		return s
 	}
 	return &cl.global

@@ -451,12 +451,20 @@ func (c *conn) wrote(ctx context.Context, b *backend, write bool) {
 // record is wrote's work.
 func (c *conn) record(ctx context.Context, b *backend, write bool) {
 	if write {
-		c.pendingWrite = true
-		c.pendingSess = c.cl.scope(ctx)
+		c.pend(ctx)
 	}
 	if c.pendingWrite && !c.inTx() {
 		c.commitWrite(ctx, b)
 	}
+}
+
+// pend marks a write to record in ctx's read-your-writes scope: at
+// commit inside a transaction, at once outside one (record). Inside a
+// transaction it is all that record does for a write, and all that
+// wrote does for a statement: the short path, always inside one, calls
+// it directly.
+func (c *conn) pend(ctx context.Context) {
+	c.pendingWrite, c.pendingSess = true, c.cl.scope(ctx)
 }
 
 // commitWrite records the pending write in its session, with its GTID in

@@ -122,6 +122,9 @@ func (c *conn) shortRun(ctx context.Context, ps *stmt, si *shortInfo, args []dri
 	}
 	s.n++
 	s.pending[class]++
+	if s.n == tallyMax {
+		c.flushTally()
+	}
 	if withRows {
 		if si.write || b.node.maxOpen > 0 {
 			// A write's rows (INSERT … RETURNING) record it once
@@ -139,7 +142,9 @@ func (c *conn) shortRun(ctx context.Context, ps *stmt, si *shortInfo, args []dri
 		b.raw = true
 		return nil, rows, nil
 	}
-	c.wrote(ctx, b, si.write)
+	if si.write && c.ryw {
+		c.pend(ctx) // wrote, in a transaction (see pend)
+	}
 	return res, nil, nil
 }
 
@@ -212,13 +217,19 @@ const tallyMax = 64
 const shortTimedEvery = 8
 
 // shortOn prepares c's short-path state for a statement on n routed for
-// reason: a tally of other statements (another node or route) or a full
-// one is flushed first, and on another node the clock starts again.
+// reason: a tally of other statements (another node or route) is flushed
+// first, and on another node the clock starts again (a full tally is
+// flushed by the statement that fills it, see shortRun). It inlines: the
+// statements of a transaction, one node's and one route's, make no call.
 func (c *conn) shortOn(n *node, reason router.Reason) {
-	s := &c.short
-	if s.node == n && s.reason == reason && s.n < tallyMax {
-		return
+	if s := &c.short; s.node != n || s.reason != reason {
+		c.shortSwitch(n, reason)
 	}
+}
+
+// shortSwitch is shortOn's work for a statement of another node or route.
+func (c *conn) shortSwitch(n *node, reason router.Reason) {
+	s := &c.short
 	c.flushTally()
 	if s.node != n {
 		s.node, s.last = n, [2]time.Duration{}
