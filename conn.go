@@ -460,9 +460,9 @@ func (c *conn) record(ctx context.Context, b *backend, write bool) {
 
 // pend marks a write to record in ctx's read-your-writes scope: at
 // commit inside a transaction, at once outside one (record). Inside a
-// transaction it is all that record does for a write, and all that
-// wrote does for a statement: the short path, always inside one, calls
-// it directly.
+// transaction it is all that wrote and record do for a write (a read
+// there records nothing): the short path, always inside one, calls it
+// directly.
 func (c *conn) pend(ctx context.Context) {
 	c.pendingWrite, c.pendingSess = true, c.cl.scope(ctx)
 }
