@@ -15,3 +15,12 @@ func (c *Connector) Probe(ctx context.Context, i int) (health.Reading, error) {
 
 // ConvertPlain is convertPlain, for tests.
 func ConvertPlain(nv *driver.NamedValue) bool { return convertPlain(nv) }
+
+// HeldRawRows reports whether dc, a logical connection as sql.Conn.Raw
+// hands it, holds a backend connection whose read rows went to
+// database/sql as go-sql-driver's own (the short path's raw rows), for
+// tests that meet them as an application does.
+func HeldRawRows(dc any) bool {
+	c, ok := dc.(*conn)
+	return ok && c.sess != nil && c.sess.raw
+}

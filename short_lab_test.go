@@ -133,9 +133,13 @@ func TestConvertPlainIsGoSQLDrivers(t *testing.T) {
 //     (go-sql-driver's busy buffer), nothing of the transaction is
 //     committed, and the connection with the unread rows is never used
 //     again: the logical connection's next statement runs on another;
-//   - a connection killed while its rows are read fails the read, the
-//     transaction's next statement says nothing was sent, nothing is
-//     committed, and the next transaction runs on a fresh connection.
+//   - a connection killed while its rows are read fails the read and the
+//     commit, nothing is committed, the connection's ping says it is bad
+//     (as go-tpc checks before each transaction), and a new *sql.Conn
+//     commits once.
+//
+// That the reads took the short path, raw rows and all, is checked
+// through sql.Conn.Raw (HeldRawRows), not assumed.
 func TestShortPathRawRowsAsApplication(t *testing.T) {
 	l := rwLab.Get(t)
 	setup(t, l, "CREATE TABLE IF NOT EXISTS app.rr (id INT PRIMARY KEY, v VARCHAR(20), n INT)",
@@ -201,6 +205,7 @@ func TestShortPathRawRowsAsApplication(t *testing.T) {
 		require.NoError(t, rows.Close())
 		assert.Equal(t, wantCols, cols, "transaction %d: the columns as go-sql-driver gives them", i)
 		assert.Equal(t, want, got, "transaction %d", i)
+		assert.Equal(t, i > 0, heldRaw(c), "transaction %d: go-sql-driver's own rows from the second on", i)
 		require.NoError(t, tx.Commit())
 	}
 	assert.Equal(t, 3, n1(), "three transactions committed")
@@ -214,6 +219,7 @@ func TestShortPathRawRowsAsApplication(t *testing.T) {
 	rows, err = sel.QueryContext(ctx, 3)
 	require.NoError(t, err)
 	require.True(t, rows.Next())
+	require.True(t, heldRaw(c), "the open rows are go-sql-driver's own")
 	err = tx.Commit()
 	require.Error(t, err, "COMMIT with rows unread")
 	assert.Contains(t, err.Error(), "busy buffer", "go-sql-driver's own refusal, as direct")
@@ -256,6 +262,7 @@ func TestShortPathRawRowsAsApplication(t *testing.T) {
 		require.Equal(t, 3, n)
 		require.NoError(t, tx.Commit())
 	}
+	require.True(t, heldRaw(c), "the big read takes the short path")
 	tx, err = c.BeginTx(ctx, nil)
 	require.NoError(t, err)
 	_, err = upd.ExecContext(ctx, 1)
@@ -279,4 +286,13 @@ func TestShortPathRawRowsAsApplication(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, tx.Commit())
 	assert.Equal(t, 4, n1(), "the next transaction committed once")
+}
+
+// heldRaw is HeldRawRows of c's logical connection.
+func heldRaw(c *sql.Conn) bool {
+	var raw bool
+	if err := c.Raw(func(dc any) error { raw = rwshard.HeldRawRows(dc); return nil }); err != nil {
+		panic(err)
+	}
+	return raw
 }
