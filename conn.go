@@ -467,6 +467,43 @@ func (c *conn) pend(ctx context.Context) {
 	c.pendingWrite, c.pendingSess = true, c.cl.scope(ctx)
 }
 
+// failedWrite records, for read-your-writes, a statement that failed but
+// may have committed on the primary all the same (see mayHaveRun): a write
+// in autocommit, or any statement of a transaction with writes pending
+// (a text COMMIT's outcome is unknown as well; a lost transaction
+// recorded this way costs the scope a needless look at the primary, never
+// a stale read).
+func (c *conn) failedWrite(ctx context.Context, cls *router.Class, err error) {
+	if c.ran == 0 || !(changesData(cls) || c.pendingWrite) || !mayHaveRun(err) {
+		return
+	}
+	s := c.pendingSess
+	if !c.pendingWrite || s == nil {
+		s = c.cl.scope(ctx)
+	}
+	c.unsure(s)
+}
+
+// mayHaveRun reports the error of a statement sent to a server that does
+// not prove it failed: its context ended after it was sent, or its
+// connection broke before the answer (ErrOutcomeUnknown). A server's
+// error (the statement failed and was rolled back), a connect failure or
+// driver.ErrBadConn (nothing was sent), and the refusals made before
+// sending anything (no usable primary, split brain) prove it.
+func mayHaveRun(err error) bool {
+	return serverErrno(err) == 0 && !notSent(err) && !isBadConn(err) &&
+		!errors.Is(err, ErrPrimaryUnavailable) && !errors.Is(err, ErrSplitBrain)
+}
+
+// unsure records in s a write whose outcome is unknown, as committed now
+// with its GTID unknown: the scope's next read takes the primary's
+// position (causal) or needs data as of now (session). A statement the
+// server goes on running after its caller gave up, and commits later, is
+// beyond it, as it is beyond a program connected to the primary alone.
+func (c *conn) unsure(s *Session) {
+	s.wroteOn(c.cl.partOf(s), time.Now(), health.GTIDSet{})
+}
+
 // commitWrite records the pending write in its session, with its GTID in
 // causal mode (one extra statement on the same connection).
 func (c *conn) commitWrite(ctx context.Context, b *backend) {
@@ -624,6 +661,9 @@ func (c *conn) run(ctx context.Context, q string, ps *stmt, r *routed, out *outc
 	}
 	if held {
 		b = nil // it ran on, or now is, c.sess
+	}
+	if err != nil && c.ryw {
+		c.failedWrite(ctx, &rp.cls, err)
 	}
 	return b, rp, true, took, err
 }
@@ -1011,6 +1051,9 @@ func (c *conn) endTx(commit bool) error {
 		op := "COMMIT"
 		if !commit {
 			op = "ROLLBACK"
+		}
+		if commit && c.ryw && c.pendingWrite && c.pendingSess != nil && mayHaveRun(err) {
+			c.unsure(c.pendingSess) // the COMMIT may have run
 		}
 		c.pendingWrite, c.pendingSess = false, nil
 		err = c.sessionErr(err, router.Decision{Reason: router.ReasonInTransaction}, op)

@@ -7,10 +7,13 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/go-sql-driver/mysql"
 
 	"github.com/rwshard/rwshard/health"
 )
@@ -53,7 +56,7 @@ func (cl *cluster) probe(ctx context.Context, i int) (health.Reading, error) {
 		return cl.probeOn(ctx, conn, n, false)
 	}
 	h := &n.held
-	conn, err := h.get(ctx, n.probeDB)
+	conn, reused, err := h.get(ctx, n.probeDB)
 	if err != nil {
 		return health.Reading{}, err
 	}
@@ -72,10 +75,23 @@ func (cl *cluster) probe(ctx context.Context, i int) (health.Reading, error) {
 	if interrupted || err != nil {
 		h.release()
 	}
-	if interrupted && err != nil {
+	switch {
+	case interrupted && err != nil:
 		err = ctx.Err()
+	case reused && closedUnder(err):
+		// The held connection was closed after its check found it open
+		// (the server's or a middlebox's close still on its way): the
+		// node did not fail. Once more, on a new connection.
+		return cl.probe(ctx, i)
 	}
 	return r, err
+}
+
+// closedUnder reports a connection found closed by the statement sent on
+// it (go-sql-driver's ErrInvalidConn or driver.ErrBadConn, an EOF), not a
+// timeout or a server's error.
+func closedUnder(err error) bool {
+	return errors.Is(err, mysql.ErrInvalidConn) || isBadConn(err) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
 }
 
 // probeOn is the probe on conn.
@@ -310,25 +326,26 @@ type heldProbe struct {
 	lifetime time.Duration // the node's ConnMaxLifetime; 0: none
 }
 
-// get returns the held connection, or a connection of db. The held one is
-// checked first as database/sql checks a connection it takes from its
-// pool (go-sql-driver's liveness check, a read that must find nothing), so
-// a connection the server closed since the last probe is replaced, not
-// reported as the node failing; one older than the node's
-// ConnMaxLifetime is given back and replaced too.
-func (h *heldProbe) get(ctx context.Context, db *sql.DB) (*sql.Conn, error) {
+// get returns the held connection (reused), or a connection of db. The
+// held one is checked first as database/sql checks a connection it takes
+// from its pool (go-sql-driver's liveness check, a read that must find
+// nothing), so a connection the server closed since the last probe is
+// replaced, not reported as the node failing (a close the check could not
+// see yet fails the probe's statement: probe runs it again); one older
+// than the node's ConnMaxLifetime is given back and replaced too.
+func (h *heldProbe) get(ctx context.Context, db *sql.DB) (_ *sql.Conn, reused bool, _ error) {
 	if h.conn != nil {
 		if h.lifetime > 0 && time.Since(h.taken) >= h.lifetime {
 			h.release()
 		} else if err := h.conn.Raw(func(dc any) error { return resetConn(ctx, dc.(driver.Conn)) }); err != nil {
 			h.release()
 		} else {
-			return h.conn, nil
+			return h.conn, true, nil
 		}
 	}
 	conn, err := db.Conn(ctx)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	var bc *backendConn
 	if err := conn.Raw(func(dc any) error {
@@ -336,10 +353,10 @@ func (h *heldProbe) get(ctx context.Context, db *sql.DB) (*sql.Conn, error) {
 		return nil
 	}); err != nil || bc == nil {
 		conn.Close()
-		return nil, cmp.Or(err, errors.New("probe connection of an unknown driver"))
+		return nil, false, cmp.Or(err, errors.New("probe connection of an unknown driver"))
 	}
 	h.conn, h.bc, h.taken = conn, bc, time.Now()
-	return conn, nil
+	return conn, false, nil
 }
 
 // release gives the held connection back to its pool, which keeps it if

@@ -175,7 +175,9 @@ func TestLabProbeBusyPool(t *testing.T) {
 // TestLabProbeHeldConnection: a node's probes run on one connection held
 // from probe to probe, as the GRANT ALL ON app.* user. A connection cut
 // since the last probe is replaced before the probe runs, not reported
-// as the node failing; a network that goes silent during a probe ends it
+// as the node failing; so is one closed after that check, found closed
+// by the probe's statement (the probe runs again on a new one: without
+// that, a close still on its way failed the probe now and then); a network that goes silent during a probe ends it
 // at the probe's timeout (its socket closed), and the next probe opens a
 // new connection.
 func TestLabProbeHeldConnection(t *testing.T) {
@@ -221,11 +223,18 @@ func TestLabProbeHeldConnection(t *testing.T) {
 	assert.True(t, r.Replica)
 	assert.Equal(t, int64(2), proxy.Accepted(), "the cut connection replaced")
 
+	// Closed after the liveness check, found by the probe's statement.
+	proxy.CutOnNextCommand()
+	r, err = probe(time.Minute)
+	require.NoError(t, err, "a probe whose connection closed under its statement")
+	assert.True(t, r.Replica)
+	assert.Equal(t, int64(3), proxy.Accepted(), "the connection closed under the probe replaced")
+
 	proxy.Silence()
 	_, err = probe(300 * time.Millisecond)
 	proxy.Resume()
 	require.ErrorIs(t, err, context.DeadlineExceeded, "a probe on a silent network")
 	_, err = probe(time.Minute)
 	require.NoError(t, err, "the probe after the network came back")
-	assert.Equal(t, int64(3), proxy.Accepted(), "the silenced connection closed, a new one opened")
+	assert.Equal(t, int64(4), proxy.Accepted(), "the silenced connection closed, a new one opened")
 }

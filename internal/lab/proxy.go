@@ -17,6 +17,7 @@ type Proxy struct {
 	target   string
 	commands atomic.Int64
 	accepted atomic.Int64
+	cutNext  atomic.Bool
 
 	mu     sync.Mutex
 	silent chan struct{} // non-nil while silent: closed by Resume
@@ -55,6 +56,11 @@ func (p *Proxy) Cut() {
 		delete(p.conns, c)
 	}
 }
+
+// CutOnNextCommand closes the connection that sends the next command
+// packet, without forwarding it: a close its client's liveness check could
+// not see, found by the statement sent on it.
+func (p *Proxy) CutOnNextCommand() { p.cutNext.Store(true) }
 
 // Silence stops forwarding; connections stay open and new ones are
 // accepted (and hang).
@@ -127,7 +133,7 @@ func (p *Proxy) accept() {
 		}
 		p.accepted.Add(1)
 		go func() { p.copy(client, server); client.Close() }()
-		go func() { p.forward(server, client); server.Close() }()
+		go func() { p.forward(server, client); server.Close(); client.Close() }()
 	}
 }
 
@@ -156,6 +162,9 @@ func (p *Proxy) forward(server io.Writer, client io.Reader) {
 			return
 		}
 		if header[3] == 0 {
+			if p.cutNext.CompareAndSwap(true, false) {
+				return // forward's caller closes both ends
+			}
 			p.commands.Add(1)
 		}
 		size := int64(header[0]) | int64(header[1])<<8 | int64(header[2])<<16
