@@ -108,7 +108,8 @@ func TestGoSQLDriverSuite(t *testing.T) {
 			t.Fatalf("%s: no test passed:\n%s", name, tail(out.String(), 4000))
 		}
 		if strings.Contains(out.String(), "panic: ") {
-			t.Errorf("%s: the suite panicked:\n%s", name, panicText(out.Bytes(), 40))
+			t.Errorf("%s: the suite panicked:\n%s\nits goroutines in database/sql or rwshard:\n%s",
+				name, panicText(out.Bytes(), 40), stacksIn(out.Bytes(), []string{"database/sql.", "rwshard"}, 400))
 		}
 		if err != nil && counts["fail"] == 0 {
 			t.Fatalf("%s: go test failed without a failing test (a panic or a build error):\n%s", name, tail(out.String(), 4000))
@@ -178,6 +179,40 @@ func results(out []byte) map[string]string {
 // tests still running in its first lines, which the end of a long
 // goroutine dump leaves out.
 func panicText(out []byte, n int) string {
+	s := outputText(out)
+	i := strings.Index(s, "panic: ")
+	if i < 0 {
+		return ""
+	}
+	lines := strings.SplitN(s[i:], "\n", n+1)
+	return strings.Join(lines[:min(n, len(lines))], "\n")
+}
+
+// stacksIn is the goroutines of a panic's dump whose stacks name one of
+// frames, at most n lines: where a hung test waits, kept in the test's
+// log (the dump itself goes with the temporary directory).
+func stacksIn(out []byte, frames []string, n int) string {
+	s := outputText(out)
+	i := strings.Index(s, "\ngoroutine ")
+	if i < 0 || !strings.Contains(s[:i], "panic: ") {
+		return ""
+	}
+	var kept []string
+	for _, g := range strings.Split(s[i+1:], "\n\n") {
+		if slices.ContainsFunc(frames, func(f string) bool { return strings.Contains(g, f) }) {
+			kept = append(kept, strings.Split(strings.TrimRight(g, "\n"), "\n")...)
+			kept = append(kept, "")
+		}
+	}
+	if len(kept) > n {
+		kept = append(kept[:n], fmt.Sprintf("… %d lines more", len(kept)-n))
+	}
+	return strings.Join(kept, "\n")
+}
+
+// outputText is go test's -json output as text: its events' Output, and
+// any line that is not an event as it is.
+func outputText(out []byte) string {
 	var b strings.Builder
 	for _, line := range bytes.Split(out, []byte("\n")) {
 		var e struct{ Output string }
@@ -188,13 +223,7 @@ func panicText(out []byte, n int) string {
 			b.WriteByte('\n')
 		}
 	}
-	s := b.String()
-	i := strings.Index(s, "panic: ")
-	if i < 0 {
-		return ""
-	}
-	lines := strings.SplitN(s[i:], "\n", n+1)
-	return strings.Join(lines[:min(n, len(lines))], "\n")
+	return b.String()
 }
 
 func tail(s string, n int) string {
