@@ -364,6 +364,14 @@ func (c *conn) sessionErr(err error, d router.Decision, q string) error {
 	}
 	sent := sentAndBroke(context.Background(), err)
 	if !isBadConn(err) && !sent {
+		if c.sess != nil && !validConn(c.sess.dc) {
+			// Its driver closed the connection under the statement, as
+			// go-sql-driver does when a statement's context ends: a
+			// transaction or session state is lost as on a broken
+			// connection (lose), and the caller gets the error it met
+			// (context.Canceled), as it would direct.
+			c.lose()
+		}
 		return err
 	}
 	name := c.sess.node.name
@@ -1021,12 +1029,14 @@ func (c *conn) endTx(commit bool) error {
 	}
 	c.disarmGuard()
 	if c.tx == nil {
+		err := &RouteError{Err: errors.New("no transaction is open")}
 		if c.broken {
 			// The transaction was lost with its connection (and said so);
 			// nothing of it was committed.
-			return &RouteError{Reason: router.ReasonInTransaction.String(), Err: ErrSessionLost}
+			err = &RouteError{Reason: router.ReasonInTransaction.String(), Err: ErrSessionLost}
 		}
-		return &RouteError{Err: errors.New("no transaction is open")}
+		c.traceTx(commit, err) // its trace ends with it
+		return err
 	}
 	var err error
 	if commit {

@@ -1,7 +1,9 @@
 package rwshard_test
 
 import (
+	"context"
 	"database/sql"
+	"database/sql/driver"
 	"fmt"
 	"testing"
 	"time"
@@ -143,4 +145,87 @@ func TestLabCausalCommitsWithoutReads(t *testing.T) {
 	// The read paid the one GTID owed (the newest commit's) and ran on a
 	// replica.
 	assert.Equal(t, during+1, statusCounter(t, l.Primary(), "Com_select"), "SELECTs on the primary for the read")
+}
+
+// txEnds hands over each BeginTx transaction's end (a TxTracer).
+type txEnds chan rwshard.TxEnd
+
+func (txEnds) StatementStart(ctx context.Context, _ rwshard.StatementStart) context.Context {
+	return ctx
+}
+func (txEnds) StatementEnd(context.Context, rwshard.StatementEnd)             {}
+func (txEnds) TxStart(ctx context.Context, _ rwshard.TxStart) context.Context { return ctx }
+func (t txEnds) TxEnd(_ context.Context, e rwshard.TxEnd)                     { t <- e }
+
+// A statement of a transaction whose context ends mid-flight, as
+// go-sql-driver's TestContextCancelBegin runs it: go-sql-driver closes the
+// connection, and the statement returns context.Canceled. As direct, the
+// *sql.Conn is then dead: once database/sql has rolled the transaction
+// back (on a goroutine of its own, which can run before or after the
+// caller's next call), the next BeginTx on it returns driver.ErrBadConn.
+// Before, when that rollback came first, rwshard took a fresh primary
+// connection and began the transaction: go-sql-driver's suite saw nil, and
+// then hung in Conn.Close behind the transaction nobody ended (about one
+// run in 40). Here the rollback always comes first (the test waits for
+// its TxEnd). A text statement, and a prepared statement in the second
+// transaction that runs it (as go-tpc runs its statements).
+func TestLabCancelledTxStatementKillsConnection(t *testing.T) {
+	l := rwLab.Get(t)
+	ctx := labtest.Ctx(t, time.Minute)
+	setup(t, l, "CREATE TABLE IF NOT EXISTS cancelled_tx (v INT)")
+	ends := make(txEnds, 16)
+	cfg, err := rwshard.ParseDSN(labtest.PlainDSN(l, ""))
+	require.NoError(t, err)
+	cfg.Tracer = ends
+	c, err := rwshard.NewConnector(cfg)
+	require.NoError(t, err)
+	db := sql.OpenDB(c)
+	defer db.Close()
+	labtest.WaitReady(t, db)
+
+	const insert = "INSERT INTO cancelled_tx VALUES (? + SLEEP(?))"
+	for _, prepared := range []bool{false, true} {
+		t.Run(fmt.Sprintf("prepared=%v", prepared), func(t *testing.T) {
+			conn, err := db.Conn(ctx)
+			require.NoError(t, err)
+			exec := func(tx *sql.Tx, ctx context.Context, args ...any) error {
+				_, err := tx.ExecContext(ctx, insert, args...)
+				return err
+			}
+			if prepared {
+				st, err := conn.PrepareContext(ctx, insert)
+				require.NoError(t, err)
+				defer st.Close()
+				exec = func(tx *sql.Tx, ctx context.Context, args ...any) error {
+					_, err := tx.StmtContext(ctx, st).ExecContext(ctx, args...)
+					return err
+				}
+				tx, err := conn.BeginTx(ctx, nil)
+				require.NoError(t, err)
+				require.NoError(t, exec(tx, ctx, 1, 0))
+				require.NoError(t, tx.Commit())
+				<-ends
+			}
+			tctx, cancel := context.WithCancel(ctx)
+			tx, err := conn.BeginTx(tctx, nil)
+			require.NoError(t, err)
+			time.AfterFunc(100*time.Millisecond, cancel)
+			err = exec(tx, tctx, 2, 1)
+			assert.True(t, err == context.Canceled, "the statement's error is the context's, as direct: %v", err)
+			select {
+			case e := <-ends:
+				assert.False(t, e.Commit, "database/sql rolled it back")
+			case <-time.After(10 * time.Second):
+				t.Fatal("database/sql never rolled back the transaction whose context ended")
+			}
+			tx2, err := conn.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
+			if tx2 != nil {
+				tx2.Rollback() // a transaction the caller never expected; Conn.Close would wait for it
+			}
+			assert.True(t, err == driver.ErrBadConn, "BeginTx on the connection that died: %v", err)
+			conn.Close()
+			_, err = db.ExecContext(ctx, insert, 3, 0)
+			assert.NoError(t, err, "the next connection works")
+		})
+	}
 }
