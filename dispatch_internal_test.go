@@ -11,6 +11,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/rwshard/rwshard/internal/assert"
+	"github.com/rwshard/rwshard/internal/require"
 	"github.com/rwshard/rwshard/router"
 )
 
@@ -36,5 +37,50 @@ func TestMayHaveRun(t *testing.T) {
 		{"interrupted", errors.Join(errInterrupted, io.ErrUnexpectedEOF), true},
 	} {
 		assert.Equal(t, c.want, mayHaveRun(c.err), "%s: %v", c.name, c.err)
+	}
+}
+
+// brokenRowsBackend answers every query with a row, and its connection
+// breaks before the rows' end: Close returns go-sql-driver's
+// ErrInvalidConn.
+type brokenRowsBackend struct{ instantBackend }
+
+func (be *brokenRowsBackend) Connect(context.Context) (driver.Conn, error) {
+	return &brokenRowsConn{instantBackendConn{be: &be.instantBackend}}, nil
+}
+
+type brokenRowsConn struct{ instantBackendConn }
+
+func (*brokenRowsConn) QueryContext(_ context.Context, q string, _ []driver.NamedValue) (driver.Rows, error) {
+	return brokenRows{&instantBackendRows{text: q}}, nil
+}
+
+type brokenRows struct{ *instantBackendRows }
+
+func (brokenRows) Close() error { return mysql.ErrInvalidConn }
+
+// The rows of a write in autocommit (INSERT … RETURNING) whose connection
+// breaks before their end: the write may have committed, and the scope
+// records it (a write of unknown outcome). A read whose rows break
+// records nothing.
+func TestWriteRowsBrokenRecorded(t *testing.T) {
+	for _, c := range []struct {
+		q     string
+		wrote bool
+	}{
+		{"INSERT INTO t (a) VALUES (1) RETURNING id", true},
+		{"SELECT a FROM t WHERE id = 1", false},
+	} {
+		cn := instantConnector(t, &brokenRowsBackend{}, 0, "")
+		ctx := context.Background()
+		dc, err := cn.Connect(ctx)
+		require.NoError(t, err)
+		rows, err := dc.(*conn).QueryContext(ctx, c.q, nil)
+		require.NoError(t, err)
+		require.NoError(t, rows.Next(make([]driver.Value, len(rows.Columns()))))
+		assert.ErrorIs(t, rows.Close(), mysql.ErrInvalidConn)
+		assert.Equal(t, c.wrote, !cn.cl.global.LastWrite().IsZero(), "%s: recorded", c.q)
+		dc.Close()
+		cn.Close()
 	}
 }

@@ -67,8 +67,8 @@ func (r *rows) Close() error {
 		if r == &c.rows {
 			c.rowsOut = false
 		}
-		if write && c.sess != nil && err == nil {
-			c.wrote(ctx, c.sess, true)
+		if write {
+			c.rowsWrote(ctx, err)
 		}
 		c.unpin()
 	}
@@ -76,4 +76,17 @@ func (r *rows) Close() error {
 		return nil // the rows were read; the connection is already discarded
 	}
 	return err
+}
+
+// rowsWrote records, for read-your-writes, the write whose rows (INSERT …
+// RETURNING) were just closed with err: as wrote does once they were read
+// to the end; in autocommit, as a write of unknown outcome (unsure) when
+// the connection broke under them.
+func (c *conn) rowsWrote(ctx context.Context, err error) {
+	switch {
+	case err == nil && c.sess != nil:
+		c.wrote(ctx, c.sess, true)
+	case err != nil && c.ryw && !c.inTx() && mayHaveRun(err):
+		c.unsure(c.cl.scope(ctx))
+	}
 }
