@@ -174,14 +174,7 @@ func TestLabCancelledTxStatementKillsConnection(t *testing.T) {
 	ctx := labtest.Ctx(t, time.Minute)
 	setup(t, l, "CREATE TABLE IF NOT EXISTS cancelled_tx (v INT)")
 	ends := make(txEnds, 16)
-	cfg, err := rwshard.ParseDSN(labtest.PlainDSN(l, ""))
-	require.NoError(t, err)
-	cfg.Tracer = ends
-	c, err := rwshard.NewConnector(cfg)
-	require.NoError(t, err)
-	db := sql.OpenDB(c)
-	defer db.Close()
-	labtest.WaitReady(t, db)
+	db := labtest.OpenTraced(t, labtest.PlainDSN(l, ""), ends)
 
 	const insert = "INSERT INTO cancelled_tx VALUES (? + SLEEP(?))"
 	for _, prepared := range []bool{false, true} {

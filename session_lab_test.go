@@ -22,18 +22,11 @@ func TestLabUnknownGTIDIsNotAnOldOne(t *testing.T) {
 	l := rwLab.Get(t)
 	ctx := labtest.Ctx(t, time.Minute)
 	setup(t, l, "CREATE TABLE IF NOT EXISTS unknown_gtid (id INT PRIMARY KEY)", "TRUNCATE unknown_gtid")
-	cfg, err := rwshard.ParseDSN(labtest.PlainDSN(l, "rwshard.probeInterval=100ms&rwshard.causalWait=fast"))
-	require.NoError(t, err)
 	tracer := labtest.NewCancelOn("primary")
-	cfg.Tracer = tracer
-	c, err := rwshard.NewConnector(cfg)
-	require.NoError(t, err)
-	db := sql.OpenDB(c)
-	defer db.Close()
-	labtest.WaitReady(t, db)
+	db := labtest.OpenTraced(t, labtest.PlainDSN(l, "rwshard.probeInterval=100ms&rwshard.causalWait=fast"), tracer)
 
 	sctx := rwshard.WithSession(ctx)
-	_, err = db.ExecContext(sctx, "INSERT INTO unknown_gtid VALUES (1)")
+	_, err := db.ExecContext(sctx, "INSERT INTO unknown_gtid VALUES (1)")
 	require.NoError(t, err)
 	require.NoError(t, l.Sync(ctx, 10*time.Second))
 	for _, r := range l.Replicas() {

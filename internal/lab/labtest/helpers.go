@@ -47,6 +47,24 @@ func Open(t testing.TB, l *lab.Lab, params string) *sql.DB {
 	return db
 }
 
+// OpenTraced is Open with tracer as Config.Tracer, over dsn.
+func OpenTraced(t testing.TB, dsn string, tracer rwshard.Tracer) *sql.DB {
+	t.Helper()
+	cfg, err := rwshard.ParseDSN(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Tracer = tracer
+	c, err := rwshard.NewConnector(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := sql.OpenDB(c)
+	t.Cleanup(func() { db.Close() })
+	WaitReady(t, db)
+	return db
+}
+
 // WaitReady waits until db's health has probed every node once.
 func WaitReady(t testing.TB, db *sql.DB) {
 	t.Helper()
