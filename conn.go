@@ -485,11 +485,11 @@ func (c *conn) failedWrite(ctx context.Context, cls *router.Class, err error) {
 	if c.ran == 0 || !(changesData(cls) || c.pendingWrite) || !mayHaveRun(err) {
 		return
 	}
-	s := c.pendingSess
-	if !c.pendingWrite || s == nil {
-		s = c.cl.scope(ctx)
+	if c.pendingWrite {
+		c.unsure(c.pendingSess)
+	} else {
+		c.unsure(c.cl.scope(ctx))
 	}
-	c.unsure(s)
 }
 
 // mayHaveRun reports the error of a statement sent to a server that does
@@ -1062,7 +1062,7 @@ func (c *conn) endTx(commit bool) error {
 		if !commit {
 			op = "ROLLBACK"
 		}
-		if commit && c.ryw && c.pendingWrite && c.pendingSess != nil && mayHaveRun(err) {
+		if commit && c.pendingWrite && mayHaveRun(err) {
 			c.unsure(c.pendingSess) // the COMMIT may have run
 		}
 		c.pendingWrite, c.pendingSess = false, nil

@@ -40,46 +40,55 @@ func TestMayHaveRun(t *testing.T) {
 	}
 }
 
-// brokenRowsBackend answers every query with a row, and its connection
-// breaks before the rows' end: Close returns go-sql-driver's
-// ErrInvalidConn.
-type brokenRowsBackend struct{ instantBackend }
+// brokenRowsBackend answers every query with a row whose rows' Close
+// fails with err: go-sql-driver's ErrInvalidConn when the connection broke
+// before their end, a server error when the statement failed there.
+type brokenRowsBackend struct {
+	instantBackend
+	err error
+}
 
 func (be *brokenRowsBackend) Connect(context.Context) (driver.Conn, error) {
-	return &brokenRowsConn{instantBackendConn{be: &be.instantBackend}}, nil
+	return &brokenRowsConn{instantBackendConn{be: &be.instantBackend}, be.err}, nil
 }
 
-type brokenRowsConn struct{ instantBackendConn }
-
-func (*brokenRowsConn) QueryContext(_ context.Context, q string, _ []driver.NamedValue) (driver.Rows, error) {
-	return brokenRows{&instantBackendRows{text: q}}, nil
+type brokenRowsConn struct {
+	instantBackendConn
+	err error
 }
 
-type brokenRows struct{ *instantBackendRows }
+func (c *brokenRowsConn) QueryContext(_ context.Context, q string, _ []driver.NamedValue) (driver.Rows, error) {
+	return brokenRows{&instantBackendRows{text: q}, c.err}, nil
+}
 
-func (brokenRows) Close() error { return mysql.ErrInvalidConn }
+type brokenRows struct {
+	*instantBackendRows
+	err error
+}
+
+func (r brokenRows) Close() error { return r.err }
 
 // The rows of a write in autocommit (INSERT … RETURNING) whose connection
 // breaks before their end: the write may have committed, and the scope
-// records it (a write of unknown outcome). A read whose rows break
-// records nothing.
+// records it (a write of unknown outcome). Rows that end in a server's
+// error (the statement failed, and was rolled back) record nothing.
 func TestWriteRowsBrokenRecorded(t *testing.T) {
 	for _, c := range []struct {
-		q     string
+		err   error
 		wrote bool
 	}{
-		{"INSERT INTO t (a) VALUES (1) RETURNING id", true},
-		{"SELECT a FROM t WHERE id = 1", false},
+		{mysql.ErrInvalidConn, true},
+		{&mysql.MySQLError{Number: 1062, Message: "Duplicate entry"}, false},
 	} {
-		cn := instantConnector(t, &brokenRowsBackend{}, 0, "")
+		cn := instantConnector(t, &brokenRowsBackend{err: c.err}, 0, "")
 		ctx := context.Background()
 		dc, err := cn.Connect(ctx)
 		require.NoError(t, err)
-		rows, err := dc.(*conn).QueryContext(ctx, c.q, nil)
+		rows, err := dc.(*conn).QueryContext(ctx, "INSERT INTO t (a) VALUES (1) RETURNING id", nil)
 		require.NoError(t, err)
 		require.NoError(t, rows.Next(make([]driver.Value, len(rows.Columns()))))
-		assert.ErrorIs(t, rows.Close(), mysql.ErrInvalidConn)
-		assert.Equal(t, c.wrote, !cn.cl.global.LastWrite().IsZero(), "%s: recorded", c.q)
+		assert.ErrorIs(t, rows.Close(), c.err)
+		assert.Equal(t, c.wrote, !cn.cl.global.LastWrite().IsZero(), "rows closed with %v: recorded", c.err)
 		dc.Close()
 		cn.Close()
 	}

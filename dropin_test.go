@@ -166,59 +166,102 @@ func (t txEnds) TxEnd(_ context.Context, e rwshard.TxEnd)                     { 
 // Before, when that rollback came first, rwshard took a fresh primary
 // connection and began the transaction: go-sql-driver's suite saw nil, and
 // then hung in Conn.Close behind the transaction nobody ended (about one
-// run in 40). Here the rollback always comes first (the test waits for
-// its TxEnd). A text statement, and a prepared statement in the second
-// transaction that runs it (as go-tpc runs its statements).
+// run in 40). Here the rollback always comes first. Two ways in:
+//   - a text statement, with a tracer: the test waits for the
+//     transaction's end, which the tracer sees even though the
+//     transaction was lost;
+//   - a prepared statement in the second transaction that runs it, as
+//     go-tpc runs its statements, through sql.Open with no tracer (a
+//     tracer turns the short path off): that the short path runs there is
+//     checked (a prepared read's raw rows, HeldRawRows), and the test
+//     waits until rwshard's connection has no transaction (TxOpen).
 func TestLabCancelledTxStatementKillsConnection(t *testing.T) {
 	l := rwLab.Get(t)
 	ctx := labtest.Ctx(t, time.Minute)
 	setup(t, l, "CREATE TABLE IF NOT EXISTS cancelled_tx (v INT)")
-	ends := make(txEnds, 16)
-	db := labtest.OpenTraced(t, labtest.PlainDSN(l, ""), ends)
-
 	const insert = "INSERT INTO cancelled_tx VALUES (? + SLEEP(?))"
-	for _, prepared := range []bool{false, true} {
-		t.Run(fmt.Sprintf("prepared=%v", prepared), func(t *testing.T) {
-			conn, err := db.Conn(ctx)
-			require.NoError(t, err)
-			exec := func(tx *sql.Tx, ctx context.Context, args ...any) error {
-				_, err := tx.ExecContext(ctx, insert, args...)
-				return err
-			}
-			if prepared {
-				st, err := conn.PrepareContext(ctx, insert)
-				require.NoError(t, err)
-				defer st.Close()
-				exec = func(tx *sql.Tx, ctx context.Context, args ...any) error {
-					_, err := tx.StmtContext(ctx, st).ExecContext(ctx, args...)
-					return err
-				}
-				tx, err := conn.BeginTx(ctx, nil)
-				require.NoError(t, err)
-				require.NoError(t, exec(tx, ctx, 1, 0))
-				require.NoError(t, tx.Commit())
-				<-ends
-			}
-			tctx, cancel := context.WithCancel(ctx)
-			tx, err := conn.BeginTx(tctx, nil)
-			require.NoError(t, err)
-			time.AfterFunc(100*time.Millisecond, cancel)
-			err = exec(tx, tctx, 2, 1)
-			assert.True(t, err == context.Canceled, "the statement's error is the context's, as direct: %v", err)
+	// dies runs a statement in a transaction on conn that its context
+	// cancels mid-flight, waits until database/sql has rolled it back
+	// (rolledBack), and checks what the connection says after.
+	dies := func(t *testing.T, db *sql.DB, conn *sql.Conn, exec func(*sql.Tx, context.Context, ...any) error, rolledBack func()) {
+		t.Helper()
+		tctx, cancel := context.WithCancel(ctx)
+		tx, err := conn.BeginTx(tctx, nil)
+		require.NoError(t, err)
+		time.AfterFunc(100*time.Millisecond, cancel)
+		err = exec(tx, tctx, 2, 1)
+		assert.True(t, err == context.Canceled, "the statement's error is the context's, as direct: %v", err)
+		rolledBack()
+		tx2, err := conn.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
+		if tx2 != nil {
+			tx2.Rollback() // a transaction the caller never expected; Conn.Close would wait for it
+		}
+		assert.True(t, err == driver.ErrBadConn, "BeginTx on the connection that died: %v", err)
+		conn.Close()
+		_, err = db.ExecContext(ctx, insert, 3, 0)
+		assert.NoError(t, err, "the next connection works")
+	}
+
+	t.Run("text", func(t *testing.T) {
+		ends := make(txEnds, 16)
+		db := labtest.OpenTraced(t, labtest.PlainDSN(l, ""), ends)
+		conn, err := db.Conn(ctx)
+		require.NoError(t, err)
+		exec := func(tx *sql.Tx, ctx context.Context, args ...any) error {
+			_, err := tx.ExecContext(ctx, insert, args...)
+			return err
+		}
+		dies(t, db, conn, exec, func() {
 			select {
 			case e := <-ends:
 				assert.False(t, e.Commit, "database/sql rolled it back")
 			case <-time.After(10 * time.Second):
-				t.Fatal("database/sql never rolled back the transaction whose context ended")
+				t.Fatal("no end traced for the transaction whose context ended")
 			}
-			tx2, err := conn.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
-			if tx2 != nil {
-				tx2.Rollback() // a transaction the caller never expected; Conn.Close would wait for it
-			}
-			assert.True(t, err == driver.ErrBadConn, "BeginTx on the connection that died: %v", err)
-			conn.Close()
-			_, err = db.ExecContext(ctx, insert, 3, 0)
-			assert.NoError(t, err, "the next connection works")
 		})
-	}
+	})
+	t.Run("prepared", func(t *testing.T) {
+		db, err := sql.Open("rwshard", labtest.PlainDSN(l, ""))
+		require.NoError(t, err)
+		defer db.Close()
+		labtest.WaitReady(t, db)
+		conn, err := db.Conn(ctx)
+		require.NoError(t, err)
+		ins, err := conn.PrepareContext(ctx, insert)
+		require.NoError(t, err)
+		sel, err := conn.PrepareContext(ctx, "SELECT COUNT(*) FROM cancelled_tx WHERE v = ?")
+		require.NoError(t, err)
+		exec := func(tx *sql.Tx, ctx context.Context, args ...any) error {
+			_, err := tx.StmtContext(ctx, ins).ExecContext(ctx, args...)
+			if err != nil {
+				return err
+			}
+			var n int
+			return tx.StmtContext(ctx, sel).QueryRowContext(ctx, 1).Scan(&n)
+		}
+		// The first transaction prepares both on the backend connection.
+		tx, err := conn.BeginTx(ctx, nil)
+		require.NoError(t, err)
+		require.NoError(t, exec(tx, ctx, 1, 0))
+		require.NoError(t, tx.Commit())
+		// The second: its read's rows are go-sql-driver's own.
+		tx, err = conn.BeginTx(ctx, nil)
+		require.NoError(t, err)
+		rows, err := tx.StmtContext(ctx, sel).QueryContext(ctx, 1)
+		require.NoError(t, err)
+		assert.True(t, heldRaw(conn), "the short path ran the transaction's read")
+		rows.Close()
+		require.NoError(t, tx.Commit())
+
+		dies(t, db, conn, func(tx *sql.Tx, ctx context.Context, args ...any) error {
+			_, err := tx.StmtContext(ctx, ins).ExecContext(ctx, args...)
+			return err
+		}, func() {
+			require.Eventually(t, func() bool {
+				var open bool
+				require.NoError(t, conn.Raw(func(dc any) error { open = rwshard.TxOpen(dc); return nil }))
+				return !open
+			}, 10*time.Second, time.Millisecond, "database/sql never rolled back the transaction whose context ended")
+		})
+	})
 }

@@ -24,3 +24,10 @@ func HeldRawRows(dc any) bool {
 	c, ok := dc.(*conn)
 	return ok && c.sess != nil && c.sess.raw
 }
+
+// TxOpen reports whether dc, a logical connection as sql.Conn.Raw hands
+// it, has a BeginTx transaction open.
+func TxOpen(dc any) bool {
+	c, ok := dc.(*conn)
+	return ok && c.tx != nil
+}

@@ -7,13 +7,10 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
-
-	"github.com/go-sql-driver/mysql"
 
 	"github.com/rwshard/rwshard/health"
 )
@@ -78,20 +75,13 @@ func (cl *cluster) probe(ctx context.Context, i int) (health.Reading, error) {
 	switch {
 	case interrupted && err != nil:
 		err = ctx.Err()
-	case reused && closedUnder(err):
-		// The held connection was closed after its check found it open
-		// (the server's or a middlebox's close still on its way): the
-		// node did not fail. Once more, on a new connection.
+	case reused && connectionClass(ctx, err):
+		// The held connection broke after its check found it open (the
+		// server's or a middlebox's close still on its way): the node did
+		// not fail. Once more, on a new connection.
 		return cl.probe(ctx, i)
 	}
 	return r, err
-}
-
-// closedUnder reports a connection found closed by the statement sent on
-// it (go-sql-driver's ErrInvalidConn or driver.ErrBadConn, an EOF), not a
-// timeout or a server's error.
-func closedUnder(err error) bool {
-	return errors.Is(err, mysql.ErrInvalidConn) || isBadConn(err) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
 }
 
 // probeOn is the probe on conn.

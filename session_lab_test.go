@@ -9,6 +9,7 @@ import (
 	"github.com/rwshard/rwshard"
 	"github.com/rwshard/rwshard/health"
 	"github.com/rwshard/rwshard/internal/assert"
+	"github.com/rwshard/rwshard/internal/lab"
 	"github.com/rwshard/rwshard/internal/lab/labtest"
 	"github.com/rwshard/rwshard/internal/require"
 )
@@ -103,7 +104,7 @@ func TestLabOutcomeUnknownWriteIsRecorded(t *testing.T) {
 		})
 		t.Run(mode+"/commit", func(t *testing.T) {
 			p := labtest.Proxy(t, l.Primary().Addr())
-			db, events := silentDB(t, l, []string{p.Addr(), l.Replicas()[0].Addr(), l.Replicas()[1].Addr()}, "&rwshard.writePause=1s&"+params)
+			db, events := silentDBAs(t, lab.PlainUser, lab.PlainPassword, []string{p.Addr(), l.Replicas()[0].Addr(), l.Replicas()[1].Addr()}, "&rwshard.writePause=1s&"+params)
 			id++
 			tx, err := db.BeginTx(ctx, nil)
 			require.NoError(t, err)

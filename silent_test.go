@@ -27,8 +27,14 @@ const (
 // the nodes' (proxies), and short health settings.
 func silentDB(t *testing.T, l *lab.Lab, addrs []string, params string) (*sql.DB, *eventLog) {
 	t.Helper()
+	return silentDBAs(t, lab.AppUser, lab.AppPassword, addrs, params)
+}
+
+// silentDBAs is silentDB as another user.
+func silentDBAs(t *testing.T, user, password string, addrs []string, params string) (*sql.DB, *eventLog) {
+	t.Helper()
 	dsn := fmt.Sprintf("%s:%s@tcp(%s),tcp(%s),tcp(%s)/%s?rwshard.probeInterval=%s&rwshard.probeTimeout=%s&rwshard.connectTimeout=%s%s",
-		lab.AppUser, lab.AppPassword, addrs[0], addrs[1], addrs[2], lab.AppDatabase, silentInterval, silentTimeout, silentConnect, params)
+		user, password, addrs[0], addrs[1], addrs[2], lab.AppDatabase, silentInterval, silentTimeout, silentConnect, params)
 	cfg, err := rwshard.ParseDSN(dsn)
 	require.NoError(t, err)
 	log := &eventLog{}
