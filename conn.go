@@ -475,6 +475,17 @@ func (c *conn) pend(ctx context.Context) {
 	c.pendingWrite, c.pendingSess = true, c.cl.scope(ctx)
 }
 
+// pendInTx is pend inside a BeginTx transaction, where beginTx set
+// pendingSess to the scope of its context: the connector's scope until
+// the program makes a Session (then every statement's context is looked
+// up, as pend does). It inlines: a write makes no call.
+func (c *conn) pendInTx(ctx context.Context) {
+	c.pendingWrite = true
+	if sessionsMade.Load() {
+		c.pendingSess = c.cl.scopeOf(ctx)
+	}
+}
+
 // failedWrite records, for read-your-writes, a statement that failed but
 // may have committed on the primary all the same (see mayHaveRun): a write
 // in autocommit, or any statement of a transaction with writes pending

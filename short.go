@@ -19,7 +19,7 @@ import (
 // connection has them), no cache lookup (the statement knows its entry),
 // no argument conversion (CheckNamedValue did it), its counts in the
 // connection's tally, and a read's rows handed to database/sql as the
-// backend's own, without rwshard's wrapper (see shortRun).
+// backend's own, without rwshard's wrapper (see stmt.QueryContext).
 //
 // It exists for the cache: on cores the servers share, every statement
 // starts with the client's code and data evicted, and the layers of
@@ -94,58 +94,40 @@ func b2i(b bool) int {
 	return 0
 }
 
-// shortRun runs ps on c.sess, with rows (a query) or without (an exec), once
-// shortRoute has returned si.
-func (c *conn) shortRun(ctx context.Context, ps *stmt, si *shortInfo, args []driver.NamedValue, withRows bool) (res driver.Result, rows driver.Rows, err error) {
-	c.argsChecked = false // consumed, as prep does
-	b := c.sess
-	c.shortOn(b.node, si.reason)
-	s := &c.short
-	e := ps.ent
-	ps.bc.stmts.stamp(e) // its hit is the tally's
-	class := si.latencyClass()
-	timed := s.due(class)
-	var start time.Duration
-	if timed {
-		start = monotonic()
+// shortTimed runs ps's backend statement with the clock read around it,
+// for a statement of the short path that is timed (shortState.due), after
+// flushing a full tally. The others run from stmt's ExecContext and
+// QueryContext, without the clock's code and state in their frames.
+func (c *conn) shortTimed(ctx context.Context, ps *stmt, si *shortInfo, args []driver.NamedValue, withRows bool) (res driver.Result, rows driver.Rows, err error) {
+	if c.short.n >= tallyMax {
+		c.flushTally()
 	}
+	e := ps.ent
+	start := monotonic()
 	if withRows {
 		rows, err = e.queryer.QueryContext(ctx, args)
 	} else {
 		res, err = e.execer.ExecContext(ctx, args)
 	}
-	if timed {
-		c.timed(class, monotonic()-start)
-	}
-	if err != nil {
-		return nil, nil, c.shortFailed(ctx, ps, b, s.last[class], err)
-	}
+	c.timed(si.latencyClass(), monotonic()-start)
+	return res, rows, err
+}
+
+// shortCount counts a statement that succeeded on the short path in the
+// tally. It inlines; a full tally is flushed by the next statement, which
+// is timed for it (shortState.due, shortTimed).
+func (c *conn) shortCount(si *shortInfo) {
+	s := &c.short
 	s.n++
-	s.pending[class]++
-	if s.n == tallyMax {
-		c.flushTally()
-	}
-	if withRows {
-		if si.write || b.node.maxOpen > 0 {
-			// A write's rows (INSERT … RETURNING) record it once
-			// closed; a bounded pool gets its connection back at the
-			// transaction's end, once its rows are closed.
-			return nil, c.heldRows(ctx, ps.q, args, rows, nil, si.write), nil
-		}
-		// A read's rows go to database/sql as go-sql-driver's own, every
-		// optional interface of theirs, without a wrapper to close: in
-		// the transaction the connection is held whether they are open
-		// or not, and after it the logical connection keeps it (the
-		// primary's unbounded pool, see unpinIdle) until database/sql
-		// resets it, when they are closed; released before (the node
-		// stopped being the primary), it is discarded (backend.raw).
-		b.raw = true
-		return nil, rows, nil
-	}
-	if si.write && c.ryw {
-		c.pend(ctx) // wrote, in a transaction (see pend)
-	}
-	return res, nil, nil
+	s.pending[si.latencyClass()]++
+}
+
+// shortHeldRows wraps the rows of a query on the short path whose
+// connection must see them closed: a write's (INSERT … RETURNING), which
+// records it once they are, or a bounded pool's, whose connection goes
+// back at the transaction's end once they are.
+func (c *conn) shortHeldRows(ctx context.Context, ps *stmt, si *shortInfo, args []driver.NamedValue, rows driver.Rows) driver.Rows {
+	return c.heldRows(ctx, ps.q, args, rows, nil, si.write)
 }
 
 // shortFailed is the short path's failed statement, counted at once as
@@ -153,7 +135,8 @@ func (c *conn) shortRun(ctx context.Context, ps *stmt, si *shortInfo, args []dri
 // cache (as exec's), and the error is handled as runOn's (in a
 // transaction without a replay log the statement is never run again, so
 // heldFailed needs no work to redo).
-func (c *conn) shortFailed(ctx context.Context, ps *stmt, b *backend, d time.Duration, err error) error {
+func (c *conn) shortFailed(ctx context.Context, ps *stmt, si *shortInfo, err error) error {
+	b, d := c.sess, c.short.last[si.latencyClass()]
 	r := ps.kept(router.State{InTx: true, Pinned: c.dirty})
 	ps.bc.stmts.stats.hits.Add(1) // it found its statement prepared: a hit, counted at once as the failure
 	if staleStmt(err) {
@@ -179,8 +162,10 @@ func (c *conn) shortFailed(ctx context.Context, ps *stmt, b *backend, d time.Dur
 // machine); the full path writes five or six such counters per
 // statement. flushTally adds the tally (the routes and reads, the node's
 // statements, statement cache hits and latency histograms) when the
-// transaction ends, when the connection is let go, and every tallyMax
-// statements, with the statements' deposits into the retry budget; a
+// transaction ends, when the connection is let go, and before the
+// statement after every tallyMax (that statement is timed, so that the
+// flush stays off the untimed statements' code), with the statements'
+// deposits into the retry budget; a
 // failed statement is counted at once, as on the full path. Stats and the
 // metrics see a transaction's short-path statements by then. Its reads
 // count as reads on the primary when its node is the primary at the
@@ -219,7 +204,7 @@ const shortTimedEvery = 8
 // shortOn prepares c's short-path state for a statement on n routed for
 // reason: a tally of other statements (another node or route) is flushed
 // first, and on another node the clock starts again (a full tally is
-// flushed by the statement that fills it, see shortRun). It inlines: the
+// flushed by the next statement, see shortCount). It inlines: the
 // statements of a transaction, one node's and one route's, make no call.
 func (c *conn) shortOn(n *node, reason router.Reason) {
 	if s := &c.short; s.node != n || s.reason != reason {
@@ -238,9 +223,10 @@ func (c *conn) shortSwitch(n *node, reason router.Reason) {
 }
 
 // due reports whether the next statement, of latency class class, is to
-// be timed, and counts it if it is not.
+// be timed, and counts it if it is not. A statement that finds the tally
+// full is timed too: shortTimed flushes it.
 func (s *shortState) due(class int) bool {
-	if s.untimed == 0 || s.last[class] == 0 {
+	if s.untimed == 0 || s.last[class] == 0 || s.n >= tallyMax {
 		return true
 	}
 	s.untimed--

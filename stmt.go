@@ -72,20 +72,69 @@ func (s *stmt) Close() error { return nil }
 // NumInput returns -1: the server checks the argument count.
 func (s *stmt) NumInput() int { return -1 }
 
-func (s *stmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
-	if si := s.c.shortRoute(ctx, s, len(args)); si != nil {
-		res, _, err := s.c.shortRun(ctx, s, si, args, false)
-		return res, err
+// ExecContext and QueryContext run the short path's statements (see
+// shortRoute) themselves: the backend's prepared statement is called
+// from the frame database/sql called (shortTimed's between for the one
+// in about shortTimedEvery that is timed), and what runs before it and
+// after its answer inlines, but for the wrapper of rows that need one.
+// On cores the servers share, every function and frame of rwshard's a
+// statement passes through is fetched again (scripts/txshape-cachegrind):
+// the four lines that begin a statement are written out in both, as
+// together they are too large to inline.
+func (s *stmt) ExecContext(ctx context.Context, args []driver.NamedValue) (res driver.Result, err error) {
+	c := s.c
+	si := c.shortRoute(ctx, s, len(args))
+	if si == nil {
+		return c.exec(ctx, s.q, args, s)
 	}
-	return s.c.exec(ctx, s.q, args, s)
+	c.argsChecked = false // consumed, as prep does
+	c.shortOn(c.sess.node, si.reason)
+	s.bc.stmts.stamp(s.ent) // its hit is the tally's
+	if c.short.due(si.latencyClass()) {
+		res, _, err = c.shortTimed(ctx, s, si, args, false)
+	} else {
+		res, err = s.ent.execer.ExecContext(ctx, args)
+	}
+	if err != nil {
+		return nil, c.shortFailed(ctx, s, si, err)
+	}
+	c.shortCount(si)
+	if si.write && c.ryw {
+		c.pendInTx(ctx) // wrote, in a transaction
+	}
+	return res, nil
 }
 
-func (s *stmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
-	if si := s.c.shortRoute(ctx, s, len(args)); si != nil {
-		_, rows, err := s.c.shortRun(ctx, s, si, args, true)
-		return rows, err
+func (s *stmt) QueryContext(ctx context.Context, args []driver.NamedValue) (rows driver.Rows, err error) {
+	c := s.c
+	si := c.shortRoute(ctx, s, len(args))
+	if si == nil {
+		return c.queryRows(ctx, s.q, args, s)
 	}
-	return s.c.queryRows(ctx, s.q, args, s)
+	c.argsChecked = false // consumed, as prep does
+	c.shortOn(c.sess.node, si.reason)
+	s.bc.stmts.stamp(s.ent) // its hit is the tally's
+	if c.short.due(si.latencyClass()) {
+		_, rows, err = c.shortTimed(ctx, s, si, args, true)
+	} else {
+		rows, err = s.ent.queryer.QueryContext(ctx, args)
+	}
+	if err != nil {
+		return nil, c.shortFailed(ctx, s, si, err)
+	}
+	c.shortCount(si)
+	if si.write || s.bc.bounded {
+		return c.shortHeldRows(ctx, s, si, args, rows), nil
+	}
+	// A read's rows go to database/sql as go-sql-driver's own, every
+	// optional interface of theirs, without a wrapper to close: in the
+	// transaction the connection is held whether they are open or not,
+	// and after it the logical connection keeps it (the primary's
+	// unbounded pool, see unpinIdle) until database/sql resets it, when
+	// they are closed; released before (the node stopped being the
+	// primary), it is discarded (backend.raw).
+	c.sess.raw = true
+	return rows, nil
 }
 
 // Exec implements the pre-context driver.Stmt method; its arguments come
