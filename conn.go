@@ -949,12 +949,17 @@ func (c *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, e
 	return tx, err
 }
 
-// traceTx ends a BeginTx transaction's trace.
+// traceTx ends a BeginTx transaction's trace. It inlines: without a
+// tracer a transaction's end makes no call for it.
 func (c *conn) traceTx(commit bool, err error) {
-	tt := c.cl.txTracer
-	if tt == nil || c.txCtx == nil {
-		return
+	if c.cl.txTracer != nil && c.txCtx != nil {
+		c.endTrace(commit, err)
 	}
+}
+
+// endTrace is traceTx's work.
+func (c *conn) endTrace(commit bool, err error) {
+	tt := c.cl.txTracer
 	e := TxEnd{Commit: commit, Err: err, Duration: monotonic() - c.txStart}
 	if c.sess != nil {
 		e.Node, e.Addr = c.sess.node.name, c.cl.cfg.Nodes[c.sess.node.index].Addr
@@ -1112,7 +1117,10 @@ func (c *conn) Ping(ctx context.Context) error {
 	}
 	c.checkHeld(ctx)
 	if c.sess != nil {
-		return c.sessionErr(pingConn(ctx, c.sess.dc), router.Decision{Reason: router.ReasonSessionPinned}, "PING")
+		if err := pingConn(ctx, c.sess.dc); err != nil {
+			return c.sessionErr(err, router.Decision{Reason: router.ReasonSessionPinned}, "PING")
+		}
+		return nil
 	}
 	b, err := onNode(ctx, c.cl.primary(), router.Decision{}, "PING", nil, func(dc driver.Conn) error {
 		return pingConn(ctx, dc)

@@ -187,6 +187,9 @@ func prepare(ctx context.Context, dc driver.Conn, query string) (driver.Stmt, er
 }
 
 func beginTx(ctx context.Context, dc driver.Conn, opts driver.TxOptions) (driver.Tx, error) {
+	if bc, ok := dc.(*backendConn); ok { // rwshard's own: no interface assertion
+		return bc.BeginTx(ctx, opts)
+	}
 	if b, ok := dc.(driver.ConnBeginTx); ok {
 		return b.BeginTx(ctx, opts)
 	}
@@ -198,12 +201,20 @@ func beginTx(ctx context.Context, dc driver.Conn, opts driver.TxOptions) (driver
 
 // validConn, pingConn and resetConn call dc's optional Validator, Pinger
 // and SessionResetter; without one, dc is valid and there is nothing to do.
+// rwshard's own backend connections, which have all three, are called
+// without an interface assertion (a lookup in the assertion's cache).
 func validConn(dc driver.Conn) bool {
+	if bc, ok := dc.(*backendConn); ok {
+		return bc.IsValid()
+	}
 	v, ok := dc.(driver.Validator)
 	return !ok || v.IsValid()
 }
 
 func pingConn(ctx context.Context, dc driver.Conn) error {
+	if bc, ok := dc.(*backendConn); ok {
+		return bc.Ping(ctx)
+	}
 	if p, ok := dc.(driver.Pinger); ok {
 		return p.Ping(ctx)
 	}
@@ -211,6 +222,9 @@ func pingConn(ctx context.Context, dc driver.Conn) error {
 }
 
 func resetConn(ctx context.Context, dc driver.Conn) error {
+	if bc, ok := dc.(*backendConn); ok {
+		return bc.ResetSession(ctx)
+	}
 	if r, ok := dc.(driver.SessionResetter); ok {
 		return r.ResetSession(ctx)
 	}
