@@ -79,11 +79,7 @@ type backendConn struct {
 	// mysql: the connection is go-sql-driver's, whose conversion of the
 	// plain argument types convertPlain does.
 	mysql bool
-	// bounded: the node's pool has a connection limit (node.maxOpen), so
-	// the short path's reads keep the rows' wrapper, which releases the
-	// connection (stmt.QueryContext); set at every checkout.
-	bounded bool
-	stmts   *stmtCache // nil: no caching
+	stmts *stmtCache // nil: no caching
 	// Session variables applied by rwshard (see applyVars), and those whose
 	// original value is saved in @__rwshard_<name>; stale: a SET of them
 	// failed, the state is unknown, discard the connection. Used by the

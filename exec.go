@@ -24,14 +24,6 @@ type backend struct {
 	// otherwise.
 	bc   *backendConn
 	grab func(any) error // b.setConn, bound once (no allocation per use)
-	// raw: a result set of this connection went to database/sql as
-	// go-sql-driver's own (the short path's reads, see
-	// stmt.QueryContext), which rwshard does not see closed. Until the
-	// logical connection is reset (database/sql resets only a connection
-	// whose result sets are all closed) one may still be open, unread:
-	// released before then, the connection is discarded, never pooled.
-	// On the first line, with the fields the short path reads.
-	raw bool
 	// rows is the result set of a read dispatched to this connection and
 	// handed to database/sql (see conn.queryRows): it lives exactly as
 	// long as b is checked out, so it costs no allocation of its own.
@@ -42,6 +34,13 @@ type backend struct {
 	owe    bool
 	oweAt  time.Time // when that commit was acknowledged
 	debtor *cluster
+	// raw: a result set of this connection went to database/sql as
+	// go-sql-driver's own (the short path's reads, see
+	// stmt.QueryContext), which rwshard does not see closed. Until the
+	// logical connection is reset (database/sql resets only a connection
+	// whose result sets are all closed) one may still be open, unread:
+	// released before then, the connection is discarded, never pooled.
+	raw bool
 }
 
 var backendPool = sync.Pool{New: func() any {
@@ -74,7 +73,6 @@ func (n *node) acquire(ctx context.Context) (*backend, error) {
 	if bc, ok := b.dc.(*backendConn); ok {
 		n.track(bc, true)
 		b.bc = bc
-		bc.bounded = n.maxOpen > 0 // read by the short path, on bc's first line
 	}
 	return b, nil
 }

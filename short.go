@@ -122,14 +122,6 @@ func (c *conn) shortCount(si *shortInfo) {
 	s.pending[si.latencyClass()]++
 }
 
-// shortHeldRows wraps the rows of a query on the short path whose
-// connection must see them closed: a write's (INSERT … RETURNING), which
-// records it once they are, or a bounded pool's, whose connection goes
-// back at the transaction's end once they are.
-func (c *conn) shortHeldRows(ctx context.Context, ps *stmt, si *shortInfo, args []driver.NamedValue, rows driver.Rows) driver.Rows {
-	return c.heldRows(ctx, ps.q, args, rows, nil, si.write)
-}
-
 // shortFailed is the short path's failed statement, counted at once as
 // on the full path: a statement the server no longer knows leaves the
 // cache (as exec's), and the error is handled as runOn's (in a

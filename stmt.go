@@ -123,8 +123,11 @@ func (s *stmt) QueryContext(ctx context.Context, args []driver.NamedValue) (rows
 		return nil, c.shortFailed(ctx, s, si, err)
 	}
 	c.shortCount(si)
-	if si.write || s.bc.bounded {
-		return c.shortHeldRows(ctx, s, si, args, rows), nil
+	if si.write || c.sess.node.maxOpen > 0 {
+		// A write's rows (INSERT … RETURNING) record it once closed; a
+		// bounded pool gets its connection back at the transaction's
+		// end, once its rows are closed.
+		return c.heldRows(ctx, s.q, args, rows, nil, si.write), nil
 	}
 	// A read's rows go to database/sql as go-sql-driver's own, every
 	// optional interface of theirs, without a wrapper to close: in the
