@@ -167,8 +167,10 @@ func (c *conn) shortFailed(ctx context.Context, ps *stmt, si *shortInfo, err err
 // The clock. Timing a statement takes two clock reads: about a tenth of
 // the instructions rwshard adds to such a statement
 // (scripts/txshape-cachegrind: 1,554 of about 12,800 in a NEW_ORDER-shaped
-// transaction). So about one in shortTimedEvery is timed, chosen at
-// random, and each statement between is counted in its class's histogram
+// transaction), and in the cold model, with the draw of the next one,
+// about 70 cache lines (one in 8 timed cost about 88 lines a NEW_ORDER
+// transaction, one in 16 with draw's own generator about 32). So about
+// one in shortTimedEvery is timed, chosen at random, and each statement between is counted in its class's histogram
 // at the duration of the last timed statement of its class on the same
 // node: pending until the next timed one of its class, or the flush,
 // puts them in that duration's bucket together. The counts stay exact;
@@ -184,6 +186,7 @@ type shortState struct {
 	untimed uint32           // statements to run untimed before the next timed one
 	bucket  [2]uint8         // the histogram bucket of each of last's durations
 	reason  router.Reason    // the route of the statements tallied
+	rng     uint32           // the draw's state (xorshift32; 0: not seeded)
 }
 
 // tallyMax is how many statements a tally holds at most.
@@ -191,7 +194,7 @@ const tallyMax = 64
 
 // shortTimedEvery is how many of the short path's statements, on
 // average, there are to one timed.
-const shortTimedEvery = 8
+const shortTimedEvery = 16
 
 // shortOn prepares c's short-path state for a statement on n routed for
 // reason: a tally of other statements (another node or route) is flushed
@@ -234,7 +237,24 @@ func (c *conn) timed(class int, d time.Duration) {
 	c.settle(class)
 	s.last[class] = max(d, 1)
 	s.bucket[class] = uint8(bucketOf(d))
-	s.untimed = rand.Uint32N(2*shortTimedEvery - 1)
+	s.untimed = s.draw(2*shortTimedEvery - 1)
+}
+
+// draw returns a number from 0 to n-1, near evenly (a xorshift32
+// generator on the connection's own line, seeded from math/rand/v2 at
+// its first draw; its bias, below n/2³², does not matter here): the
+// runtime's generator fetches its per-thread state and code, about 25
+// cache lines a draw in the cold model, where this fetches none.
+func (s *shortState) draw(n uint32) uint32 {
+	x := s.rng
+	if x == 0 {
+		x = rand.Uint32() | 1
+	}
+	x ^= x << 13
+	x ^= x >> 17
+	x ^= x << 5
+	s.rng = x
+	return uint32(uint64(x) * uint64(n) >> 32)
 }
 
 // settle counts the statements of class class pending at their duration.

@@ -413,10 +413,40 @@ func TestShortClockSample(t *testing.T) {
 			c.timed(class, time.Millisecond)
 		}
 	}
-	// One in 8 on average: 10,000 timed, give or take about 55.
-	assert.True(t, timed > n/9 && timed < n/7, "%d of %d statements timed, want about 1 in %d", timed, n, shortTimedEvery)
+	// One in shortTimedEvery on average (16: 5,000 timed, give or take
+	// about 70); the bounds are a tenth either side.
+	want := n / shortTimedEvery
+	assert.True(t, timed > want*9/10 && timed < want*11/10, "%d of %d statements timed, want about 1 in %d", timed, n, shortTimedEvery)
 	c.timed(0, 0)
 	assert.Equal(t, time.Duration(1), s.last[0], "a duration of 0 is kept as 1 ns, not as none")
+}
+
+// The countdown's draw covers 0 to n-1 near evenly, on each connection
+// from its own seed.
+func TestShortClockDraw(t *testing.T) {
+	var s shortState
+	const n, draws = 31, 31 * 10000
+	var seen [n]int
+	for range draws {
+		v := s.draw(n)
+		if v >= n {
+			t.Fatalf("draw(%d) = %d", n, v)
+		}
+		seen[v]++
+	}
+	for v, k := range seen {
+		// 10,000 expected each, give or take about 100.
+		assert.True(t, k > 9500 && k < 10500, "%d drawn %d times of %d, want about %d: %v", v, k, draws, draws/n, seen)
+	}
+	assert.True(t, s.rng != 0, "seeded")
+	var a, b shortState
+	same := 0
+	for range 8 {
+		if a.draw(1<<16) == b.draw(1<<16) {
+			same++
+		}
+	}
+	assert.True(t, same < 8, "two connections draw the same countdowns")
 }
 
 // Untimed statements wait, counted, until the next timed one of their

@@ -32,11 +32,12 @@ type NodeStats struct {
 	// other statement (writes, locking reads, session statements).
 	// Every statement is counted. Of the prepared statements run again
 	// inside a BeginTx transaction (counted at its end, as below), about
-	// one in 8, at random, is timed, and the others are counted at the
+	// one in 16, at random, is timed, and the others are counted at the
 	// duration of their connection's last timed statement of their class
 	// on the node: for those statements the buckets and sums are
-	// estimates, the counts exact (two clock reads are about a tenth of
-	// the instructions rwshard adds to such a statement).
+	// estimates, the counts exact (a timed statement fetched about 70
+	// cache lines more than an untimed one in the cold model of
+	// scripts/txshape-cachegrind).
 	ReadLatency, WriteLatency Histogram
 	// ServerErrors counts the errors the node's server returned to
 	// statements, by MySQL error number (1062 duplicate key, 1213

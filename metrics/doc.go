@@ -60,7 +60,7 @@
 //
 // The histogram's buckets are rwshard.LatencyBounds (0.5 ms to 10 s).
 // Its count is every statement's; the durations of prepared statements
-// run again inside a transaction are sampled, about one in 8 timed (see
+// run again inside a transaction are sampled, about one in 16 timed (see
 // rwshard.NodeStats.ReadLatency).
 // class="write" counts every statement that is not a plain read: writes,
 // locking reads, session statements. rwshard_server_errors_total has a
