@@ -120,7 +120,7 @@ func Start(ctx context.Context, o Options) (l *Lab, err error) {
 			if o.Shards > 1 {
 				name = g.Name + "-" + name
 			}
-			port, err := freePort()
+			port, err := pickPort()
 			if err != nil {
 				return l, fmt.Errorf("lab: free port: %w", err)
 			}
@@ -142,7 +142,7 @@ func Start(ctx context.Context, o Options) (l *Lab, err error) {
 				errs[i] = fmt.Errorf("lab: copy template for %s: %w", n.Name, err)
 				return
 			}
-			errs[i] = n.startAndWait(ctx)
+			errs[i] = n.startNew(ctx)
 		})
 	}
 	wg.Wait()
@@ -160,6 +160,26 @@ func Start(ctx context.Context, o Options) (l *Lab, err error) {
 		return l, err
 	}
 	return l, nil
+}
+
+// startNew starts a new node, before anything refers to its port. That
+// port was free when pickPort checked it, but another process may bind it
+// before mariadbd does (on 6 December another lab starting at the same
+// moment took one): a node that exits because its port is taken starts
+// again on another, up to three times in all.
+func (n *Node) startNew(ctx context.Context) error {
+	for attempt := 1; ; attempt++ {
+		logged := n.logSize()
+		err := n.startAndWait(ctx)
+		if err == nil || attempt == 3 || !n.portTakenSince(logged) {
+			return err
+		}
+		port, perr := pickPort()
+		if perr != nil {
+			return errors.Join(err, perr)
+		}
+		n.Port = port
+	}
 }
 
 // startAndWait spawns the node and waits until it accepts connections.

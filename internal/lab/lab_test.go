@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -289,4 +290,27 @@ func TestShardedTopology(t *testing.T) {
 			assert.Equal(t, n.Name, whereRan(t, l, appDB(t, n, "")))
 		}
 	}
+}
+
+// A new node whose port another process binds between the port's check
+// and mariadbd's start comes up on another port.
+func TestStartPortTaken(t *testing.T) {
+	held, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer held.Close()
+	taken := held.Addr().(*net.TCPAddr).Port
+	var picks atomic.Int32
+	defer lab.SetPickPort(func() (int, error) {
+		if picks.Add(1) == 1 {
+			return taken, nil
+		}
+		return lab.FreePort()
+	})()
+	l := labtest.Fresh(t, lab.Options{Replicas: 0})
+	p := l.Primary()
+	assert.True(t, p.Port != taken, "the primary kept the taken port %d", taken)
+	assert.Equal(t, int32(2), picks.Load(), "ports chosen")
+	var id int64
+	require.NoError(t, appDB(t, p, "").QueryRowContext(labtest.Ctx(t, time.Minute), "SELECT @@server_id").Scan(&id))
+	assert.Equal(t, int64(1), id)
 }

@@ -1,6 +1,7 @@
 package lab
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
@@ -150,6 +151,26 @@ func (n *Node) waitReady(ctx context.Context, timeout time.Duration) (*sql.DB, e
 	}
 }
 
+// logSize is the length of the node's error log so far (0: none yet).
+func (n *Node) logSize() int64 {
+	fi, err := os.Stat(filepath.Join(n.Dir, "error.log"))
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
+}
+
+// portTakenSince reports whether the node's error log, after its first
+// from bytes, says mariadbd could not bind its TCP port because another
+// process holds it (errno 98, EADDRINUSE).
+func (n *Node) portTakenSince(from int64) bool {
+	b, _ := os.ReadFile(filepath.Join(n.Dir, "error.log"))
+	if int64(len(b)) < from {
+		from = 0
+	}
+	return bytes.Contains(b[from:], []byte("Bind on TCP/IP port. Got error: 98"))
+}
+
 // logTail returns the end of the node's error log, for start-up failures.
 func (n *Node) logTail() string {
 	b, _ := os.ReadFile(filepath.Join(n.Dir, "error.log"))
@@ -212,6 +233,9 @@ func (n *Node) Running() bool {
 		return true
 	}
 }
+
+// pickPort chooses a new node's port: freePort, but for tests.
+var pickPort = freePort
 
 // freePort finds a free loopback port below the kernel's ephemeral range
 // (ip_local_port_range): a port the kernel hands out for outgoing
