@@ -242,7 +242,8 @@ var pickPort = freePort
 // connections could be taken by one of them — the tests make thousands —
 // between this check and mariadbd's bind, or while a killed node is down
 // before its restart. Ports of other labs starting at the same moment are
-// the remaining risk, small in a range of thousands chosen at random.
+// the remaining risk, small in a range of thousands chosen at random but
+// seen once in CI: startNew starts such a node again on another port.
 func freePort() (int, error) {
 	low := ephemeralLow()
 	const base = 10000
