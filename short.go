@@ -167,13 +167,14 @@ func (c *conn) shortFailed(ctx context.Context, ps *stmt, si *shortInfo, err err
 // The clock. Timing a statement takes two clock reads: about a tenth of
 // the instructions rwshard adds to such a statement
 // (scripts/txshape-cachegrind: 1,554 of about 12,800 in a NEW_ORDER-shaped
-// transaction), and in the cold model, with the draw of the next one,
-// about 70 cache lines (one in 8 timed cost about 88 lines a NEW_ORDER
-// transaction, one in 16 with draw's own generator about 32). So about
-// one in shortTimedEvery is timed, chosen at random, and each statement between is counted in its class's histogram
-// at the duration of the last timed statement of its class on the same
-// node: pending until the next timed one of its class, or the flush,
-// puts them in that duration's bucket together. The counts stay exact;
+// transaction); in the cold model, with the draw of the next one, about
+// 60 cache lines (one in 8 timed, drawn from math/rand/v2, cost about 88
+// lines a NEW_ORDER-shaped transaction; one in 16 with draw, about 32).
+// So about one in shortTimedEvery is timed, chosen at random, and each
+// statement between is counted in its class's histogram at the duration
+// of the last timed statement of its class on the same node: pending
+// until the next timed one of its class, or the flush, puts them in that
+// duration's bucket together. The counts stay exact;
 // the buckets and sums of the short path's statements are estimates,
 // unbiased as the gaps between timed statements do not depend on their
 // durations. A statement with no timed one of its class on its node

@@ -35,7 +35,7 @@ type NodeStats struct {
 	// one in 16, at random, is timed, and the others are counted at the
 	// duration of their connection's last timed statement of their class
 	// on the node: for those statements the buckets and sums are
-	// estimates, the counts exact (a timed statement fetched about 70
+	// estimates, the counts exact (a timed statement fetched about 60
 	// cache lines more than an untimed one in the cold model of
 	// scripts/txshape-cachegrind).
 	ReadLatency, WriteLatency Histogram
