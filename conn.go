@@ -472,16 +472,13 @@ func (c *conn) record(ctx context.Context, b *backend, write bool) {
 // there records nothing): the short path, always inside one, calls it
 // directly.
 func (c *conn) pend(ctx context.Context) {
-	if c.pendingSess == nil {
-		c.pendingSess = &c.cl.global // the scope until a Session is made
-	}
-	c.pendInTx(ctx)
+	c.pendingWrite, c.pendingSess = true, c.cl.scope(ctx)
 }
 
-// pendInTx is pend where pendingSess is set, as in a BeginTx transaction
-// (beginTx sets it to its context's scope): it names the connector's
-// scope until the program makes a Session, and then every write's
-// context is looked up. It inlines: the short path's write makes no call.
+// pendInTx is pend inside a BeginTx transaction, where beginTx set
+// pendingSess to its context's scope: the connector's scope until the
+// program makes a Session, and then every write's context is looked up.
+// It inlines: the short path's write makes no call.
 func (c *conn) pendInTx(ctx context.Context) {
 	c.pendingWrite = true
 	if sessionsMade.Load() {

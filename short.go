@@ -167,10 +167,10 @@ func (c *conn) shortFailed(ctx context.Context, ps *stmt, si *shortInfo, err err
 // The clock. Timing a statement takes two clock reads: about a tenth of
 // the instructions rwshard adds to such a statement
 // (scripts/txshape-cachegrind: 1,554 of about 12,800 in a NEW_ORDER-shaped
-// transaction); in the cold model, with the draw of the next one, about
-// 60 cache lines (one in 8 timed, drawn from math/rand/v2, cost about 88
-// lines a NEW_ORDER-shaped transaction; one in 16 with draw, about 32).
-// So about one in shortTimedEvery is timed, chosen at random, and each
+// transaction), and in the cold model the clock's and the draw's
+// functions fetched about 71 cache lines per such transaction with one
+// statement in 8 timed, about 34 with one in 16. So about one in
+// shortTimedEvery is timed, chosen at random, and each
 // statement between is counted in its class's histogram at the duration
 // of the last timed statement of its class on the same node: pending
 // until the next timed one of its class, or the flush, puts them in that
@@ -187,7 +187,6 @@ type shortState struct {
 	untimed uint32           // statements to run untimed before the next timed one
 	bucket  [2]uint8         // the histogram bucket of each of last's durations
 	reason  router.Reason    // the route of the statements tallied
-	rng     uint32           // the draw's state (xorshift32; 0: not seeded)
 }
 
 // tallyMax is how many statements a tally holds at most.
@@ -238,24 +237,7 @@ func (c *conn) timed(class int, d time.Duration) {
 	c.settle(class)
 	s.last[class] = max(d, 1)
 	s.bucket[class] = uint8(bucketOf(d))
-	s.untimed = s.draw(2*shortTimedEvery - 1)
-}
-
-// draw returns a number from 0 to n-1, near evenly (a xorshift32
-// generator on the connection's own line, seeded from math/rand/v2 at
-// its first draw; its bias, below n/2³², does not matter here): the
-// runtime's generator fetches its per-thread state and code, about 25
-// cache lines a draw in the cold model, where this fetches none.
-func (s *shortState) draw(n uint32) uint32 {
-	x := s.rng
-	if x == 0 {
-		x = rand.Uint32() | 1
-	}
-	x ^= x << 13
-	x ^= x >> 17
-	x ^= x << 5
-	s.rng = x
-	return uint32(uint64(x) * uint64(n) >> 32)
+	s.untimed = rand.Uint32N(2*shortTimedEvery - 1)
 }
 
 // settle counts the statements of class class pending at their duration.

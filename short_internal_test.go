@@ -421,34 +421,6 @@ func TestShortClockSample(t *testing.T) {
 	assert.Equal(t, time.Duration(1), s.last[0], "a duration of 0 is kept as 1 ns, not as none")
 }
 
-// The countdown's draw covers 0 to n-1 near evenly, on each connection
-// from its own seed.
-func TestShortClockDraw(t *testing.T) {
-	var s shortState
-	const n, draws = 31, 31 * 10000
-	var seen [n]int
-	for range draws {
-		v := s.draw(n)
-		if v >= n {
-			t.Fatalf("draw(%d) = %d", n, v)
-		}
-		seen[v]++
-	}
-	for v, k := range seen {
-		// 10,000 expected each, give or take about 100.
-		assert.True(t, k > 9500 && k < 10500, "%d drawn %d times of %d, want about %d: %v", v, k, draws, draws/n, seen)
-	}
-	assert.True(t, s.rng != 0, "seeded")
-	var a, b shortState
-	same := 0
-	for range 8 {
-		if a.draw(1<<16) == b.draw(1<<16) {
-			same++
-		}
-	}
-	assert.True(t, same < 8, "two connections draw the same countdowns")
-}
-
 // Untimed statements wait, counted, until the next timed one of their
 // class puts them in the bucket of the duration they were counted at.
 func TestShortClockSettle(t *testing.T) {

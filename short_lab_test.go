@@ -24,10 +24,7 @@ func TestShortPathKilledWhileRunning(t *testing.T) {
 	l := rwLab.Get(t)
 	setup(t, l, "CREATE TABLE IF NOT EXISTS app.sp (id INT PRIMARY KEY, v INT)", "REPLACE INTO app.sp VALUES (1, 0)")
 	ctx := labtest.Ctx(t, time.Minute)
-	db, err := sql.Open(rwshard.DriverName, labtest.PlainDSN(l, "rwshard.consistency=eventual"))
-	require.NoError(t, err)
-	defer db.Close()
-	labtest.WaitReady(t, db)
+	db := labtest.OpenPlain(t, l, "rwshard.consistency=eventual")
 	killer, err := db.Conn(ctx)
 	require.NoError(t, err)
 	defer killer.Close()
@@ -146,10 +143,7 @@ func TestShortPathRawRowsAsApplication(t *testing.T) {
 		"DELETE FROM app.rr",
 		"INSERT INTO app.rr SELECT seq, CONCAT('v', seq), 0 FROM seq_1_to_40")
 	ctx := labtest.Ctx(t, time.Minute)
-	db, err := sql.Open(rwshard.DriverName, labtest.PlainDSN(l, "rwshard.consistency=eventual"))
-	require.NoError(t, err)
-	defer db.Close()
-	labtest.WaitReady(t, db)
+	db := labtest.OpenPlain(t, l, "rwshard.consistency=eventual")
 	plain := direct(t, l.Primary(), "")
 	const q = "SELECT id, v FROM app.rr WHERE id <= ? ORDER BY id"
 	type col struct{ name, dbType string }
@@ -295,4 +289,53 @@ func heldRaw(c *sql.Conn) bool {
 		panic(err)
 	}
 	return raw
+}
+
+// As an application would see the short path in Stats: plain database/sql,
+// the user with GRANT ALL ON app.* only, no Session in any context, a
+// statement prepared in the transaction and executed n times. Every
+// execution is counted once the transaction has committed, in the node's
+// statement count, its write latency histogram (one in about 16 timed,
+// the rest counted at the last timed duration) and its cache hits; the
+// histogram's sum is of real durations, each below the transaction's.
+func TestShortPathStatsAsApplication(t *testing.T) {
+	l := rwLab.Get(t)
+	setup(t, l, "CREATE TABLE IF NOT EXISTS app.ss (id INT PRIMARY KEY)", "DELETE FROM app.ss")
+	ctx := labtest.Ctx(t, time.Minute)
+	db := labtest.OpenPlain(t, l, "")
+	cn, err := rwshard.ConnectorOf(ctx, db)
+	require.NoError(t, err)
+	primary := func() rwshard.NodeStats {
+		for _, ns := range cn.Stats().Nodes {
+			if ns.Primary {
+				return ns
+			}
+		}
+		t.Fatal("no primary in Stats")
+		return rwshard.NodeStats{}
+	}
+	const n = 300
+	tx, err := db.BeginTx(ctx, nil)
+	require.NoError(t, err)
+	ins, err := tx.PrepareContext(ctx, "INSERT INTO app.ss (id) VALUES (?)")
+	require.NoError(t, err)
+	before := primary()
+	start := time.Now()
+	for i := range n {
+		_, err := ins.ExecContext(ctx, i)
+		require.NoError(t, err)
+	}
+	took := time.Since(start)
+	require.NoError(t, tx.Commit())
+	after := primary()
+
+	assert.Equal(t, uint64(n), after.Queries-before.Queries, "statements counted")
+	w := after.WriteLatency.Count - before.WriteLatency.Count
+	assert.Equal(t, uint64(n), w, "write latency count")
+	assert.True(t, after.StmtHits-before.StmtHits >= n-1, "cache hits: %d", after.StmtHits-before.StmtHits)
+	sum := after.WriteLatency.Sum - before.WriteLatency.Sum
+	assert.True(t, sum > 0 && sum <= 2*took, "latency sum %v for %d statements that took %v in all", sum, n, took)
+	var rows int
+	require.NoError(t, direct(t, l.Primary(), "").QueryRowContext(ctx, "SELECT COUNT(*) FROM app.ss").Scan(&rows))
+	assert.Equal(t, n, rows)
 }

@@ -47,6 +47,15 @@ func Open(t testing.TB, l *lab.Lab, params string) *sql.DB {
 	return db
 }
 
+// OpenPlain is Open as the user production most often gives an
+// application (lab.PlainUser: GRANT ALL ON app.* and nothing more).
+func OpenPlain(t testing.TB, l *lab.Lab, params string) *sql.DB {
+	t.Helper()
+	db := open(t, rwshard.DriverName, PlainDSN(l, params))
+	WaitReady(t, db)
+	return db
+}
+
 // OpenTraced is Open with tracer as Config.Tracer, over dsn.
 func OpenTraced(t testing.TB, dsn string, tracer rwshard.Tracer) *sql.DB {
 	t.Helper()
