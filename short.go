@@ -76,11 +76,27 @@ func (c *conn) shortRoute(ctx context.Context, ps *stmt, nargs int) *shortInfo {
 	if !si.ok {
 		return nil
 	}
-	if _, hinted := hint.FromContext(ctx); hinted {
+	b := c.sess
+	if bc := b.bc; bc == nil || ps.bc != bc || !ps.ent.live || !c.sessionTargetOK(b, si.read) {
 		return nil
 	}
-	b := c.sess
-	if bc := b.bc; bc == nil || ps.bc != bc || !sameKey(bc.vars.key, c.vars.key) || !ps.ent.live || !c.sessionTargetOK(b, si.read) {
+	if len(b.bc.vars.key)|len(c.vars.key) != 0 || hint.Made() {
+		return c.shortRouteRare(ctx, si)
+	}
+	return si
+}
+
+// shortRouteRare is shortRoute's last test when session variables are
+// set or a hint was ever made (hint.Made): both are rare, and their
+// comparison and lookup calls, out of line, leave shortRoute's common
+// path without spills.
+//
+//go:noinline
+func (c *conn) shortRouteRare(ctx context.Context, si *shortInfo) *shortInfo {
+	if !sameKey(c.sess.bc.vars.key, c.vars.key) {
+		return nil
+	}
+	if _, hinted := hint.FromContext(ctx); hinted {
 		return nil
 	}
 	return si

@@ -317,7 +317,15 @@ func TestShortPathConditions(t *testing.T) {
 
 	c.vars.key = "time_zone='+00:00'"
 	assert.True(t, c.shortRoute(ctx, ps, len(a)) == nil, "session variables to apply")
-	c.vars.key = ""
+	c.sess.bc.vars.key = c.vars.key
+	assert.True(t, c.shortRoute(ctx, ps, len(a)) != nil, "the same session variables on both")
+	c.vars.key, c.sess.bc.vars.key = "", ""
+
+	// A hint made in the process, but not in this statement's context.
+	_ = hint.Primary(context.Background())
+	require.True(t, hint.Made())
+	assert.True(t, c.shortRoute(ctx, ps, len(a)) != nil, "a hint elsewhere")
+	assert.True(t, c.shortRoute(hint.Primary(ctx), ps, len(a)) == nil, "a hint in the context")
 
 	// A session pinned inside the transaction (a user variable set) is
 	// another connection state: the statement's route there is decided

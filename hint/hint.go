@@ -92,6 +92,12 @@ func FromContext(ctx context.Context) (h Hint, ok bool) {
 	return h, ok
 }
 
+// Made reports whether any hint was ever put into a context in this
+// process. Without one, FromContext finds nothing in any context: a
+// caller on a hot path may test this first and keep the lookup out of
+// line.
+func Made() bool { return made.Load() }
+
 // fromContext is FromContext's lookup, kept out of line so that
 // FromContext inlines: without a hint made, a statement pays one load.
 //

@@ -169,8 +169,9 @@ func TestFromContextFirstHint(t *testing.T) {
 	outer := context.WithValue(context.Background(), otherKey{}, 1)
 	_, ok := FromContext(outer)
 	assert.False(t, ok, "no hint yet")
-	assert.False(t, made.Load(), "a fresh process has made no hint")
+	assert.False(t, Made(), "a fresh process has made no hint")
 	ctx := context.WithValue(ctors[v](outer), otherKey{}, 2) // under another layer
+	assert.True(t, Made(), "%s: a hint made", v)
 	h, ok := FromContext(ctx)
 	assert.True(t, ok, "%s: the first hint is found", v)
 	assert.Equal(t, want[v], h, v)
