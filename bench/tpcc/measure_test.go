@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime/metrics"
 	"runtime/pprof"
 	"slices"
 	"strconv"
@@ -94,6 +95,29 @@ func switches() (csw, ipis int64) {
 		}
 	}
 	return csw, ipis
+}
+
+// heap is this process's heap allocations so far (bytes and objects)
+// and the runtime's estimate of the CPU its garbage collector has used
+// (runtime/metrics): per transaction, what a side allocates and what
+// collecting it costs. A slice's readings count the other side's idle
+// handle too (its health probes allocate a little), as the CPU does.
+func heap() (bytes, objects uint64, gc time.Duration) {
+	s := []metrics.Sample{
+		{Name: "/gc/heap/allocs:bytes"},
+		{Name: "/gc/heap/allocs:objects"},
+		{Name: "/cpu/classes/gc/total:cpu-seconds"},
+	}
+	metrics.Read(s)
+	for i := range s[:2] {
+		if s[i].Value.Kind() != metrics.KindUint64 {
+			return 0, 0, 0
+		}
+	}
+	if s[2].Value.Kind() == metrics.KindFloat64 {
+		gc = time.Duration(s[2].Value.Float64() * 1e9)
+	}
+	return s[0].Value.Uint64(), s[1].Value.Uint64(), gc
 }
 
 // loadAvg is the first three fields of /proc/loadavg, to show how busy

@@ -3,6 +3,7 @@ package tpcc_test
 import (
 	"fmt"
 	"math"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -123,6 +124,25 @@ func TestIdleMove(t *testing.T) {
 			t.Errorf("idleMove(%v, %v, %v, %v) = %v, want %v", c.idleA, c.idleB, c.wallA, c.wallB, got, c.want)
 		}
 	}
+}
+
+// heap's readings rise by what the process allocates, and the
+// collector's CPU by a collection.
+func TestHeap(t *testing.T) {
+	b0, n0, gc0 := heap()
+	keep := make([][]byte, 0, 1000)
+	for range 1000 {
+		keep = append(keep, make([]byte, 1024))
+	}
+	runtime.GC()
+	b1, n1, gc1 := heap()
+	if b1-b0 < 1000*1024 || n1-n0 < 1000 {
+		t.Errorf("after 1000 allocations of 1 KiB: %d bytes, %d objects more", b1-b0, n1-n0)
+	}
+	if gc1 <= gc0 {
+		t.Errorf("after a collection: garbage collection CPU %v, was %v", gc1, gc0)
+	}
+	runtime.KeepAlive(keep)
 }
 
 // countsAgree accepts what go-tpc's histogram-creation race can lose and

@@ -295,6 +295,13 @@ type tpccResult struct {
 	errSamples map[string]int
 	where      string // rwshard: where its statements went
 	slices     int    // the runs it was measured in (see sliced)
+
+	// the heap allocations over the run (bytes, objects) and the CPU of
+	// the garbage collector (the runtime's estimate, inside user and
+	// kernel; see heap)
+	allocB, allocN uint64
+	gcCPU          time.Duration
+
 	// In a sliced pair, the CPU this side's open, idle handle used
 	// during the other side's slices (read as the other's), less the
 	// other's during this side's (read as this side's): moved here by
@@ -409,6 +416,7 @@ func (s *tpccSide) run(l *lab.Lab, d time.Duration) {
 	user0, kernel0 := cpuSplit()
 	sys0, rb0, wb0 := syscalls()
 	csw0, ipi0 := switches()
+	ab0, an0, gc0 := heap()
 	start := time.Now()
 	deadline := start.Add(d)
 	var wg sync.WaitGroup
@@ -444,6 +452,10 @@ func (s *tpccSide) run(l *lab.Lab, d time.Duration) {
 	user, kernel := cpuSplit()
 	sys, rb, wb := syscalls()
 	csw, ipi := switches()
+	ab, an, gc := heap()
+	s.r.allocB += ab - ab0
+	s.r.allocN += an - an0
+	s.r.gcCPU += gc - gc0
 	s.r.csw += csw - csw0
 	s.r.ipis += ipi - ipi0
 	s.r.primaryCPU += serverCPU(s.t, l.Primary()) - prim0
@@ -593,8 +605,11 @@ func reportTPCC(t *testing.T, results map[string][]tpccResult) {
 	}
 
 	for _, side := range []string{direct, viaRW} {
-		var tp, c, u, k, sc, rb, wb, cs, ip []float64
+		var tp, c, u, k, sc, rb, wb, cs, ip, ab, an, gc []float64
 		for _, r := range results[side] {
+			ab = append(ab, float64(r.allocB)/float64(max(r.txns, 1)))
+			an = append(an, float64(r.allocN)/float64(max(r.txns, 1)))
+			gc = append(gc, us(r.perTxn(r.gcCPU)))
 			tp = append(tp, r.tpmC())
 			c = append(c, us(r.cpuPerTxn()))
 			u = append(u, us(r.perTxn(r.user)))
@@ -605,8 +620,8 @@ func reportTPCC(t *testing.T, results map[string][]tpccResult) {
 			cs = append(cs, float64(r.csw)/float64(max(r.txns, 1)))
 			ip = append(ip, float64(r.ipis)/float64(max(r.txns, 1)))
 		}
-		t.Logf("%-7s median tpmC %.1f, median CPU/txn %.0f µs: in user space %.0f µs, in the kernel %.0f µs; read and write system calls per transaction %.2f, bytes read %.0f and written %.0f; context switches %.2f; the machine's rescheduling and function-call interrupts %.2f",
-			side, median(tp), median(c), median(u), median(k), median(sc), median(rb), median(wb), median(cs), median(ip))
+		t.Logf("%-7s median tpmC %.1f, median CPU/txn %.0f µs: in user space %.0f µs, in the kernel %.0f µs; read and write system calls per transaction %.2f, bytes read %.0f and written %.0f; context switches %.2f; the machine's rescheduling and function-call interrupts %.2f; heap allocations %.0f bytes in %.1f objects, garbage collection %.1f µs (the runtime's estimate)",
+			side, median(tp), median(c), median(u), median(k), median(sc), median(rb), median(wb), median(cs), median(ip), median(ab), median(an), median(gc))
 	}
 	t.Logf("per transaction type (go-tpc's histograms: count summed over the pairs, p50/p99 the median of the runs', ms):")
 	t.Logf("  %-14s %8s %7s %7s %5s | %8s %7s %7s %5s", "type", "direct", "p50", "p99", "err", "rwshard", "p50", "p99", "err")
