@@ -77,11 +77,12 @@ func (c *conn) shortRoute(ctx context.Context, ps *stmt, nargs int) *shortInfo {
 		return nil
 	}
 	b := c.sess
-	if bc := b.bc; bc == nil || ps.bc != bc || !ps.ent.live || !c.sessionTargetOK(b, si.read) {
+	bc := b.bc
+	if bc == nil || ps.bc != bc || !ps.ent.live || !c.sessionTargetOK(b, si.read) {
 		return nil
 	}
-	if len(b.bc.vars.key)|len(c.vars.key) != 0 || hint.Made() {
-		return c.shortRouteRare(ctx, si)
+	if len(bc.vars.key)|len(c.vars.key) != 0 || hint.Made() {
+		return c.shortRouteRare(ctx, bc, si)
 	}
 	return si
 }
@@ -92,8 +93,8 @@ func (c *conn) shortRoute(ctx context.Context, ps *stmt, nargs int) *shortInfo {
 // path without spills.
 //
 //go:noinline
-func (c *conn) shortRouteRare(ctx context.Context, si *shortInfo) *shortInfo {
-	if !sameKey(c.sess.bc.vars.key, c.vars.key) {
+func (c *conn) shortRouteRare(ctx context.Context, bc *backendConn, si *shortInfo) *shortInfo {
+	if !sameKey(bc.vars.key, c.vars.key) {
 		return nil
 	}
 	if _, hinted := hint.FromContext(ctx); hinted {

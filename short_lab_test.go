@@ -1,6 +1,7 @@
 package rwshard_test
 
 import (
+	"context"
 	"database/sql"
 	"database/sql/driver"
 	"encoding/json"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rwshard/rwshard"
+	"github.com/rwshard/rwshard/hint"
 	"github.com/rwshard/rwshard/internal/assert"
 	"github.com/rwshard/rwshard/internal/lab/labtest"
 	"github.com/rwshard/rwshard/internal/require"
@@ -338,4 +340,42 @@ func TestShortPathStatsAsApplication(t *testing.T) {
 	var rows int
 	require.NoError(t, direct(t, l.Primary(), "").QueryRowContext(ctx, "SELECT COUNT(*) FROM app.ss").Scan(&rows))
 	assert.Equal(t, n, rows)
+}
+
+// As an application would: a session variable set in the middle of a
+// transaction, between two runs of a statement prepared in it, through
+// plain database/sql as the GRANT ALL ON app.* user, with a context hint
+// made elsewhere in the program (another request's) and none in this
+// one's, so that the short path's out-of-line check (shortRouteRare) runs
+// for every execution. Every execution after the SET sees it, before it
+// none does. The SET is applied on the transaction's connection at once
+// (runSet), so the short path finds the two sides' variables alike: which
+// path a statement takes is TestShortPathConditions'; this is what the
+// user sees.
+func TestShortPathSessionVarsAsApplication(t *testing.T) {
+	l := rwLab.Get(t)
+	ctx := labtest.Ctx(t, time.Minute)
+	_ = hint.Primary(context.Background()) // another request's hint
+	db := labtest.OpenPlain(t, l, "")
+	tx, err := db.BeginTx(ctx, nil)
+	require.NoError(t, err)
+	defer tx.Rollback()
+	tz, err := tx.PrepareContext(ctx, "SELECT @@time_zone")
+	require.NoError(t, err)
+	read := func() string {
+		var v string
+		require.NoError(t, tz.QueryRowContext(ctx).Scan(&v))
+		return v
+	}
+	first := read()
+	require.NotEqual(t, "+03:00", first)
+	for range 3 {
+		assert.Equal(t, first, read(), "before the SET")
+	}
+	_, err = tx.ExecContext(ctx, "SET time_zone = '+03:00'")
+	require.NoError(t, err)
+	for range 4 {
+		assert.Equal(t, "+03:00", read(), "after the SET")
+	}
+	require.NoError(t, tx.Commit())
 }

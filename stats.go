@@ -35,9 +35,8 @@ type NodeStats struct {
 	// one in 16, at random, is timed, and the others are counted at the
 	// duration of their connection's last timed statement of their class
 	// on the node: for those statements the buckets and sums are
-	// estimates, the counts exact (timing one in 8 fetched about 71
-	// cache lines per NEW_ORDER-shaped transaction in the cold model of
-	// scripts/txshape-cachegrind, one in 16 about 34).
+	// estimates, the counts exact (each timed statement costs two clock
+	// reads).
 	ReadLatency, WriteLatency Histogram
 	// ServerErrors counts the errors the node's server returned to
 	// statements, by MySQL error number (1062 duplicate key, 1213

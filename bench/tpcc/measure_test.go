@@ -109,14 +109,7 @@ func heap() (bytes, objects uint64, gc time.Duration) {
 		{Name: "/cpu/classes/gc/total:cpu-seconds"},
 	}
 	metrics.Read(s)
-	for i := range s[:2] {
-		if s[i].Value.Kind() != metrics.KindUint64 {
-			return 0, 0, 0
-		}
-	}
-	if s[2].Value.Kind() == metrics.KindFloat64 {
-		gc = time.Duration(s[2].Value.Float64() * 1e9)
-	}
+	gc = time.Duration(s[2].Value.Float64() * 1e9)
 	return s[0].Value.Uint64(), s[1].Value.Uint64(), gc
 }
 

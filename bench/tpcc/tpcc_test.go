@@ -326,6 +326,9 @@ func (r tpccResult) read() time.Duration { return r.user + r.kernel }
 
 func (r tpccResult) cpuPerTxn() time.Duration { return r.perTxn(r.cpu()) }
 
+// each is a count over the run per transaction of the run.
+func (r tpccResult) each(n float64) float64 { return n / float64(max(r.txns, 1)) }
+
 // perTxn is d per transaction of the run.
 func (r tpccResult) perTxn(d time.Duration) time.Duration {
 	if r.txns == 0 {
@@ -607,18 +610,18 @@ func reportTPCC(t *testing.T, results map[string][]tpccResult) {
 	for _, side := range []string{direct, viaRW} {
 		var tp, c, u, k, sc, rb, wb, cs, ip, ab, an, gc []float64
 		for _, r := range results[side] {
-			ab = append(ab, float64(r.allocB)/float64(max(r.txns, 1)))
-			an = append(an, float64(r.allocN)/float64(max(r.txns, 1)))
+			ab = append(ab, r.each(float64(r.allocB)))
+			an = append(an, r.each(float64(r.allocN)))
 			gc = append(gc, us(r.perTxn(r.gcCPU)))
 			tp = append(tp, r.tpmC())
 			c = append(c, us(r.cpuPerTxn()))
 			u = append(u, us(r.perTxn(r.user)))
 			k = append(k, us(r.perTxn(r.kernel)))
-			sc = append(sc, float64(r.syscalls)/float64(max(r.txns, 1)))
-			rb = append(rb, float64(r.rb)/float64(max(r.txns, 1)))
-			wb = append(wb, float64(r.wb)/float64(max(r.txns, 1)))
-			cs = append(cs, float64(r.csw)/float64(max(r.txns, 1)))
-			ip = append(ip, float64(r.ipis)/float64(max(r.txns, 1)))
+			sc = append(sc, r.each(float64(r.syscalls)))
+			rb = append(rb, r.each(float64(r.rb)))
+			wb = append(wb, r.each(float64(r.wb)))
+			cs = append(cs, r.each(float64(r.csw)))
+			ip = append(ip, r.each(float64(r.ipis)))
 		}
 		t.Logf("%-7s median tpmC %.1f, median CPU/txn %.0f µs: in user space %.0f µs, in the kernel %.0f µs; read and write system calls per transaction %.2f, bytes read %.0f and written %.0f; context switches %.2f; the machine's rescheduling and function-call interrupts %.2f; heap allocations %.0f bytes in %.1f objects, garbage collection %.1f µs (the runtime's estimate)",
 			side, median(tp), median(c), median(u), median(k), median(sc), median(rb), median(wb), median(cs), median(ip), median(ab), median(an), median(gc))
