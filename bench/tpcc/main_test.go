@@ -44,6 +44,7 @@ var (
 	readRows      = flag.Int("read.rows", envInt("READ_ROWS", 100000), "read-only mix: rows of sbtest1")
 
 	cpuProfiles = flag.String("bench.cpuprofile", envString("BENCH_CPUPROFILE", ""), "write a CPU profile of every measured run into this directory (<test>-<n>-<side>.pprof)")
+	cpuRate     = flag.Int("bench.cpuprofile.rate", envInt("BENCH_CPUPROFILE_RATE", 100), "-bench.cpuprofile's samples per second of CPU (runtime.SetCPUProfileRate; pprof's own is 100, too few to place a difference of 2 % between the sides; no more than the kernel's timer ticks a second are taken, 250 on a kernel built with HZ=250)")
 )
 
 func envString(k, def string) string {

@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/metrics"
 	"runtime/pprof"
 	"slices"
@@ -397,6 +398,11 @@ func profile(t testing.TB, side string) (stop func()) {
 	f, err := os.Create(name)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if *cpuRate != 100 {
+		// Set first: StartCPUProfile's own rate (100) does not replace
+		// a rate already set, and the profile's header carries this one.
+		runtime.SetCPUProfileRate(*cpuRate)
 	}
 	if err := pprof.StartCPUProfile(f); err != nil {
 		f.Close()

@@ -1,8 +1,13 @@
 package tpcc_test
 
 import (
+	"compress/gzip"
+	"encoding/binary"
 	"fmt"
+	"io"
 	"math"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -168,4 +173,73 @@ func TestCountsAgree(t *testing.T) {
 			t.Errorf("countsAgree(%d, %d, %d, %d) = %d, %v; want %d, %v", c.harness, c.goTPC, c.threads, c.types, lost, ok, c.lost, c.ok)
 		}
 	}
+}
+
+// profile records -bench.cpuprofile.rate in the profile it writes: the
+// sampling period is a second divided by the rate, pprof's own 100 or
+// the one set before it starts.
+func TestProfileRate(t *testing.T) {
+	dir, rate := *cpuProfiles, *cpuRate
+	defer func() { *cpuProfiles, *cpuRate = dir, rate }()
+	*cpuProfiles = t.TempDir()
+	for _, hz := range []int{100, 250} {
+		*cpuRate = hz
+		profile(t, "rate")()
+		names, err := filepath.Glob(filepath.Join(*cpuProfiles, "*.pprof"))
+		if err != nil || len(names) == 0 {
+			t.Fatalf("no profile written (%v)", err)
+		}
+		last := names[len(names)-1]
+		if got, want := profilePeriod(t, last), int64(time.Second)/int64(hz); got != want {
+			t.Errorf("rate %d: %s records a period of %d ns, want %d", hz, filepath.Base(last), got, want)
+		}
+		os.Remove(last)
+	}
+}
+
+// profilePeriod reads the sampling period (field 12 of the Profile
+// message) from a gzipped pprof profile.
+func profilePeriod(t *testing.T, name string) int64 {
+	f, err := os.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for len(b) > 0 {
+		key, n := binary.Uvarint(b)
+		if n <= 0 {
+			break
+		}
+		b = b[n:]
+		skip := 0
+		switch key & 7 {
+		case 0:
+			v, n := binary.Uvarint(b)
+			if key>>3 == 12 {
+				return int64(v)
+			}
+			skip = n
+		case 1:
+			skip = 8
+		case 2:
+			l, n := binary.Uvarint(b)
+			skip = n + int(l)
+		case 5:
+			skip = 4
+		}
+		if skip <= 0 || skip > len(b) {
+			break
+		}
+		b = b[skip:]
+	}
+	t.Fatalf("%s: no sampling period in the profile", name)
+	return 0
 }
