@@ -383,7 +383,8 @@ func countsAgree(harness, goTPC int64, threads, types int) (lost int64, ok bool)
 var profiled int
 
 // profile starts a CPU profile of one run when -bench.cpuprofile names a
-// directory, and returns what stops it. The profile covers the whole
+// directory, at -bench.cpuprofile.rate samples a second, and returns
+// what stops it. The profile covers the whole
 // process (go-tpc, database/sql, the driver, rwshard's probes): comparing
 // the two sides' profiles shows where one side's CPU goes.
 func profile(t testing.TB, side string) (stop func()) {
