@@ -469,8 +469,9 @@ func (c *conn) record(ctx context.Context, b *backend, write bool) {
 // pend marks a write to record in ctx's read-your-writes scope: at
 // commit inside a transaction, at once outside one (record). Inside a
 // transaction it is all that wrote and record do for a write (a read
-// there records nothing): the short path, always inside one, calls it
-// directly.
+// there records nothing). The short path, always inside a BeginTx
+// transaction, calls pendInTx instead, which inlines (one function for
+// both, taking care of an unset scope, is over the inlining budget).
 func (c *conn) pend(ctx context.Context) {
 	c.pendingWrite, c.pendingSess = true, c.cl.scope(ctx)
 }

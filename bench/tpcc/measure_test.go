@@ -407,7 +407,7 @@ func profile(t testing.TB, side string) (stop func()) {
 	}
 	if err := pprof.StartCPUProfile(f); err != nil {
 		f.Close()
-		t.Fatal(err)
+		t.Fatalf("-bench.cpuprofile: %v (a process has one CPU profile: not with go test's -cpuprofile)", err)
 	}
 	return func() {
 		pprof.StopCPUProfile()

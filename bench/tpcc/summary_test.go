@@ -3,6 +3,7 @@ package tpcc_test
 import (
 	"compress/gzip"
 	"encoding/binary"
+	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -177,8 +178,12 @@ func TestCountsAgree(t *testing.T) {
 
 // profile records -bench.cpuprofile.rate in the profile it writes: the
 // sampling period is a second divided by the rate, pprof's own 100 or
-// the one set before it starts.
+// the one set before it starts. Not while go test writes a CPU profile
+// of its own (-cpuprofile): a process has one.
 func TestProfileRate(t *testing.T) {
+	if f := flag.Lookup("test.cpuprofile"); f != nil && f.Value.String() != "" {
+		t.Skip("go test's -cpuprofile holds the process's one CPU profile")
+	}
 	dir, rate := *cpuProfiles, *cpuRate
 	defer func() { *cpuProfiles, *cpuRate = dir, rate }()
 	*cpuProfiles = t.TempDir()

@@ -42,16 +42,20 @@ func UserDSN(l *lab.Lab, user, password, params string) string {
 // serve from the first statement.
 func Open(t testing.TB, l *lab.Lab, params string) *sql.DB {
 	t.Helper()
-	db := open(t, rwshard.DriverName, DSN(l, params))
-	WaitReady(t, db)
-	return db
+	return openReady(t, DSN(l, params))
 }
 
 // OpenPlain is Open as the user production most often gives an
 // application (lab.PlainUser: GRANT ALL ON app.* and nothing more).
 func OpenPlain(t testing.TB, l *lab.Lab, params string) *sql.DB {
 	t.Helper()
-	db := open(t, rwshard.DriverName, PlainDSN(l, params))
+	return openReady(t, PlainDSN(l, params))
+}
+
+// openReady is Open's and OpenPlain's work, over dsn.
+func openReady(t testing.TB, dsn string) *sql.DB {
+	t.Helper()
+	db := open(t, rwshard.DriverName, dsn)
 	WaitReady(t, db)
 	return db
 }
