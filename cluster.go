@@ -172,7 +172,9 @@ func (cl *cluster) partOf(s *Session) string {
 // primary returns the node currently taken as primary.
 func (cl *cluster) primary() *node { return cl.nodes[cl.mon.PrimaryIndex()] }
 
-func (cl *cluster) isPrimary(n *node) bool { return n.index == cl.mon.PrimaryIndex() }
+// isPrimary reports whether n is the node taken as primary, from n's own
+// health state (health.Node.IsPrimary): no read of the monitor's.
+func (cl *cluster) isPrimary(n *node) bool { return n.h.IsPrimary() }
 
 // readFilter is what a read requires of a replica beyond being up and
 // unfenced.

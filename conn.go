@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"time"
+	"unsafe"
 
 	"github.com/rwshard/rwshard/health"
 	"github.com/rwshard/rwshard/hint"
@@ -78,8 +79,13 @@ type conn struct {
 	ran int
 
 	// The short path's state (see shortState), on the second cache line,
+	// with the context a statement last found no hint in (see hintOf),
 	// and the session variables, which every statement compares.
 	short shortState
+	// plainCtx is the last context a statement of the open BeginTx
+	// transaction found to carry no hint (see hintOf); its
+	// read-your-writes scope is ctxScope.
+	plainCtx context.Context
 	// vars are the session variables this logical connection set without
 	// pinning (router.ReplayableSet), applied to every backend connection
 	// before its statements run (see applyVars).
@@ -88,6 +94,9 @@ type conn struct {
 	// (see shortInfo.latencyClass): the rest, plain reads (as
 	// nodeMeters.latency).
 	shortLat [2]localHist
+	// shortLast is the duration of the last timed statement of each
+	// latency class on short.node (shortState.sampled says there was one).
+	shortLast [2]time.Duration
 
 	// The rest of what the statement running now did (see ran): its
 	// causal wait, whether a read was retried.
@@ -100,6 +109,9 @@ type conn struct {
 	rowsOut       bool // rows is in use
 	openRows      int  // result sets still open on sess
 	pendingSess   *Session
+	// ctxScope is plainCtx's read-your-writes scope (see hintOf), beside
+	// pendingSess, which a transaction's start and end write too.
+	ctxScope *Session
 	// rule is the pool rule (1-based, Config.PoolRules) that chose the
 	// last routed read's pool; 0: none.
 	rule int
@@ -116,7 +128,7 @@ type conn struct {
 	// Padding to 512 bytes, a size the allocator aligns to cache lines:
 	// the first line of a connection is then never the last of another,
 	// which another core writes (false sharing); sizeof_test.go checks it.
-	_ [48]byte
+	_ [24]byte
 }
 
 // newConn is a logical connection of cl.
@@ -212,13 +224,62 @@ type routed struct {
 func (c *conn) route(ctx context.Context, q string, ps *stmt, r *routed) (*routed, error) {
 	c.rule = 0
 	st := router.State{InTx: c.inTx(), Pinned: c.dirty}
-	ch, hinted := hint.FromContext(ctx)
+	ch, hinted := c.hintOf(ctx)
 	if ps != nil && !hinted && !c.broken {
 		if kept := ps.kept(st); kept != nil {
 			return kept, nil
 		}
 	}
 	return c.routeAnew(q, ps, r, st, ch, hinted)
+}
+
+// hintOf returns the hint ctx carries. In a BeginTx transaction, a
+// context found without one is remembered (plainCtx) with its
+// read-your-writes scope (ctxScope): a context's values never change, so
+// the transaction's statements that follow in the same context (a
+// request's, a worker's) walk its chain for neither, which a program
+// that makes hints or sessions anywhere would otherwise do at every
+// statement (hint.FromContext, SessionFrom). Both are dropped when the
+// transaction ends (endTx; release, for one never ended), so that the
+// logical connection, idle in database/sql's pool, keeps no caller's
+// context alive: no longer than database/sql's Tx keeps its own. It
+// inlines; the lookup is out of line.
+func (c *conn) hintOf(ctx context.Context) (hint.Hint, bool) {
+	if sameCtx(ctx, c.plainCtx) {
+		return hint.Hint{}, false
+	}
+	return c.lookHint(ctx)
+}
+
+// lookHint is hintOf's lookup.
+//
+//go:noinline
+func (c *conn) lookHint(ctx context.Context) (hint.Hint, bool) {
+	h, ok := hint.FromContext(ctx)
+	if !ok && c.tx != nil {
+		c.plainCtx, c.ctxScope = ctx, c.cl.scope(ctx)
+	}
+	return h, ok
+}
+
+// scope is the read-your-writes scope of ctx (cluster.scope), known
+// without a lookup for the context hintOf remembered.
+func (c *conn) scope(ctx context.Context) *Session {
+	if sameCtx(ctx, c.plainCtx) {
+		return c.ctxScope
+	}
+	return c.cl.scope(ctx)
+}
+
+// sameCtx reports whether a and b hold the same dynamic type and the
+// same pointer, which makes them the same context, without the runtime's
+// comparison (ifaceeq), a call that reads the type's descriptor, on
+// lines a statement otherwise leaves alone. Two contexts it calls
+// different may still be equal (a context type that is not a pointer,
+// boxed twice): they are then looked up as two.
+func sameCtx(a, b context.Context) bool {
+	x, y := (*[2]unsafe.Pointer)(unsafe.Pointer(&a)), (*[2]unsafe.Pointer)(unsafe.Pointer(&b))
+	return x[0] == y[0] && x[1] == y[1] // not x == y: an array comparison calls memequal
 }
 
 // routeAnew is route for a statement it does not remember.
@@ -470,20 +531,21 @@ func (c *conn) record(ctx context.Context, b *backend, write bool) {
 // commit inside a transaction, at once outside one (record). Inside a
 // transaction it is all that wrote and record do for a write (a read
 // there records nothing). The short path, always inside a BeginTx
-// transaction, calls pendInTx instead, which inlines (one function for
-// both, taking care of an unset scope, is over the inlining budget).
+// transaction, calls pendInTx instead.
 func (c *conn) pend(ctx context.Context) {
-	c.pendingWrite, c.pendingSess = true, c.cl.scope(ctx)
+	c.pendingWrite, c.pendingSess = true, c.scope(ctx)
 }
 
-// pendInTx is pend inside a BeginTx transaction, where beginTx set
-// pendingSess to its context's scope: the connector's scope until the
-// program makes a Session, and then every write's context is looked up.
-// It inlines: the short path's write makes no call.
-func (c *conn) pendInTx(ctx context.Context) {
+// pendInTx is pend on the short path, whose statement runs in the
+// context hintOf remembered (see shortRoute): its scope is ctxScope, with
+// no lookup. Until the program makes a Session, pendingSess is the
+// connector's scope, as beginTx set it, and stays (neither ctxScope's
+// line nor pendingSess's is touched). It inlines: the short path's write
+// makes no call.
+func (c *conn) pendInTx() {
 	c.pendingWrite = true
 	if sessionsMade.Load() {
-		c.pendingSess = c.cl.scopeOf(ctx)
+		c.pendingSess = c.ctxScope
 	}
 }
 
@@ -500,7 +562,7 @@ func (c *conn) failedWrite(ctx context.Context, cls *router.Class, err error) {
 	if c.pendingWrite {
 		c.unsure(c.pendingSess)
 	} else {
-		c.unsure(c.cl.scope(ctx))
+		c.unsure(c.scope(ctx))
 	}
 }
 
@@ -859,7 +921,7 @@ func (c *conn) checkSessionTarget(b *backend, r *routed, q string) error {
 
 // sessionTargetOK is checkSessionTarget's test, which inlines.
 func (c *conn) sessionTargetOK(b *backend, read bool) bool {
-	return read || c.cl.isPrimary(b.node)
+	return read || b.h.IsPrimary()
 }
 
 // PrepareContext returns a statement that is routed on every execution.
@@ -1018,7 +1080,8 @@ func (c *conn) beginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, e
 		c.sess = b
 	}
 	c.tx = tx
-	c.pendingWrite, c.pendingSess = false, c.cl.scope(ctx)
+	c.hintOf(ctx) // the transaction's statements usually run in its context
+	c.pendingWrite, c.pendingSess = false, c.scope(ctx)
 	if c.cl.cfg.TxReplay && !(opts.ReadOnly && c.cl.cfg.ReadOnlyTx == TxReadReplica) {
 		c.replay = &txLog{opts: opts}
 	}
@@ -1072,6 +1135,7 @@ func (c *conn) endTx(commit bool) error {
 		err = c.tx.Rollback()
 	}
 	c.tx, c.replay = nil, nil
+	c.plainCtx, c.ctxScope = nil, nil // see hintOf
 	c.traceTx(commit, err)
 	switch {
 	case err != nil:
@@ -1171,6 +1235,7 @@ func (c *conn) prep(ps *stmt) prep {
 // text transaction) that the next user must not inherit.
 func (c *conn) release() {
 	c.flushTally()
+	c.plainCtx, c.ctxScope = nil, nil
 	c.disarmGuard()
 	c.replay = nil
 	if c.sess == nil {

@@ -211,7 +211,7 @@ func (c *conn) filter(ctx context.Context, h hint.Hint) readFilter {
 	if h.Route == hint.ReplicaOK || cfg.Consistency == ConsistencyEventual {
 		return f
 	}
-	s := c.cl.scope(ctx)
+	s := c.scope(ctx)
 	name := c.cl.partOf(s)
 	causal := cfg.Consistency == ConsistencyCausal
 	if s == &c.cl.global && causal {

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"sync"
 	"time"
+
+	"github.com/rwshard/rwshard/health"
 )
 
 // Statements run at the driver level on a backend connection taken from a
@@ -17,13 +19,24 @@ import (
 // checked out nobody else uses it; dc is valid until release.
 type backend struct {
 	node *node
-	pc   *poolConn // from the node's own pool (connPool), or
-	sc   *sql.Conn // from a handle given to OpenDB, with dc got through Raw
-	dc   driver.Conn
 	// bc is dc when dc is one of rwshard's own backend connections; nil
 	// otherwise.
-	bc   *backendConn
-	grab func(any) error // b.setConn, bound once (no allocation per use)
+	bc *backendConn
+	// h is node.h, beside bc for the short path (conn.sessionTargetOK).
+	h  *health.Node
+	pc *poolConn // from the node's own pool (connPool), or
+	sc *sql.Conn // from a handle given to OpenDB, with dc got through Raw
+	dc driver.Conn
+	// raw: a result set of this connection went to database/sql as
+	// go-sql-driver's own (the short path's reads, see
+	// stmt.QueryContext), which rwshard does not see closed. Until the
+	// logical connection is reset (database/sql resets only a connection
+	// whose result sets are all closed) one may still be open, unread:
+	// released before then, the connection is discarded, never pooled.
+	// bounded: the node's pool has a connection limit (node.maxOpen).
+	// Both beside bc, which the short path reads first.
+	raw, bounded bool
+	grab         func(any) error // b.setConn, bound once (no allocation per use)
 	// rows is the result set of a read dispatched to this connection and
 	// handed to database/sql (see conn.queryRows): it lives exactly as
 	// long as b is checked out, so it costs no allocation of its own.
@@ -34,13 +47,6 @@ type backend struct {
 	owe    bool
 	oweAt  time.Time // when that commit was acknowledged
 	debtor *cluster
-	// raw: a result set of this connection went to database/sql as
-	// go-sql-driver's own (the short path's reads, see
-	// stmt.QueryContext), which rwshard does not see closed. Until the
-	// logical connection is reset (database/sql resets only a connection
-	// whose result sets are all closed) one may still be open, unread:
-	// released before then, the connection is discarded, never pooled.
-	raw bool
 }
 
 var backendPool = sync.Pool{New: func() any {
@@ -57,7 +63,7 @@ func (b *backend) setConn(dc any) error {
 // acquire checks a connection out of the node's pool.
 func (n *node) acquire(ctx context.Context) (*backend, error) {
 	b := backendPool.Get().(*backend)
-	b.node = n
+	b.node, b.h, b.bounded = n, n.h, n.maxOpen > 0
 	if n.conns != nil {
 		pc, err := n.conns.get(ctx)
 		if err != nil {

@@ -87,6 +87,6 @@ func (c *conn) rowsWrote(ctx context.Context, err error) {
 	case err == nil && c.sess != nil:
 		c.wrote(ctx, c.sess, true)
 	case err != nil && c.ryw && !c.inTx() && mayHaveRun(err):
-		c.unsure(c.cl.scope(ctx))
+		c.unsure(c.scope(ctx))
 	}
 }

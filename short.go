@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/rwshard/rwshard/hint"
 	"github.com/rwshard/rwshard/router"
 )
 
@@ -81,23 +80,25 @@ func (c *conn) shortRoute(ctx context.Context, ps *stmt, nargs int) *shortInfo {
 	if bc == nil || ps.bc != bc || !ps.ent.live || !c.sessionTargetOK(b, si.read) {
 		return nil
 	}
-	if len(bc.vars.key)|len(c.vars.key) != 0 || hint.Made() {
+	if len(bc.vars.key)|len(c.vars.key) != 0 || !sameCtx(ctx, c.plainCtx) {
 		return c.shortRouteRare(ctx, bc, si)
 	}
 	return si
 }
 
 // shortRouteRare is shortRoute's last test when session variables are
-// set or a hint was ever made (hint.Made): both are rare, and their
-// comparison and lookup calls, out of line, leave shortRoute's common
-// path without spills.
+// set or the context is not the one last found without a hint
+// (conn.plainCtx): the first is rare, the second once per context, and
+// their comparison and lookup calls, out of line, leave shortRoute's
+// common path without spills. A context without a hint is remembered
+// (hintOf): its values never change.
 //
 //go:noinline
 func (c *conn) shortRouteRare(ctx context.Context, bc *backendConn, si *shortInfo) *shortInfo {
 	if !sameKey(bc.vars.key, c.vars.key) {
 		return nil
 	}
-	if _, hinted := hint.FromContext(ctx); hinted {
+	if _, hinted := c.hintOf(ctx); hinted {
 		return nil
 	}
 	return si
@@ -145,7 +146,7 @@ func (c *conn) shortCount(si *shortInfo) {
 // transaction without a replay log the statement is never run again, so
 // heldFailed needs no work to redo).
 func (c *conn) shortFailed(ctx context.Context, ps *stmt, si *shortInfo, err error) error {
-	b, d := c.sess, c.short.last[si.latencyClass()]
+	b, d := c.sess, c.shortLast[si.latencyClass()]
 	r := ps.kept(router.State{InTx: true, Pinned: c.dirty})
 	ps.bc.stmts.stats.hits.Add(1) // it found its statement prepared: a hit, counted at once as the failure
 	if staleStmt(err) {
@@ -197,13 +198,15 @@ func (c *conn) shortFailed(ctx context.Context, ps *stmt, si *shortInfo, err err
 // durations. A statement with no timed one of its class on its node
 // before it (on this logical connection) is timed.
 type shortState struct {
-	node    *node            // the node of the statements tallied and timed, or nil
-	last    [2]time.Duration // the last timed statement's duration, by latency class (0: none)
-	n       uint32           // statements tallied
-	pending [2]uint32        // of them, those not yet in conn.shortLat, to be counted at last[class]
-	untimed uint32           // statements to run untimed before the next timed one
-	bucket  [2]uint8         // the histogram bucket of each of last's durations
-	reason  router.Reason    // the route of the statements tallied
+	node    *node     // the node of the statements tallied and timed, or nil
+	n       uint32    // statements tallied
+	pending [2]uint32 // of them, those not yet in conn.shortLat, to be counted at conn.shortLast[class]
+	untimed uint32    // statements to run untimed before the next timed one
+	bucket  [2]uint8  // the histogram bucket of each of conn.shortLast's durations
+	// sampled: a statement of the class was timed on node; its duration
+	// is in conn.shortLast, off this line (the timed statements read it).
+	sampled [2]bool
+	reason  router.Reason // the route of the statements tallied
 }
 
 // tallyMax is how many statements a tally holds at most.
@@ -229,7 +232,7 @@ func (c *conn) shortSwitch(n *node, reason router.Reason) {
 	s := &c.short
 	c.flushTally()
 	if s.node != n {
-		s.node, s.last = n, [2]time.Duration{}
+		s.node, s.sampled = n, [2]bool{}
 	}
 	s.reason = reason
 }
@@ -238,7 +241,7 @@ func (c *conn) shortSwitch(n *node, reason router.Reason) {
 // be timed, and counts it if it is not. A statement that finds the tally
 // full is timed too: shortTimed flushes it.
 func (s *shortState) due(class int) bool {
-	if s.untimed == 0 || s.last[class] == 0 || s.n >= tallyMax {
+	if s.untimed == 0 || !s.sampled[class] || s.n >= tallyMax {
 		return true
 	}
 	s.untimed--
@@ -252,7 +255,7 @@ func (s *shortState) due(class int) bool {
 func (c *conn) timed(class int, d time.Duration) {
 	s := &c.short
 	c.settle(class)
-	s.last[class] = max(d, 1)
+	c.shortLast[class], s.sampled[class] = d, true
 	s.bucket[class] = uint8(bucketOf(d))
 	s.untimed = rand.Uint32N(2*shortTimedEvery - 1)
 }
@@ -263,7 +266,7 @@ func (c *conn) settle(class int) {
 	if k := s.pending[class]; k > 0 {
 		h := &c.shortLat[class]
 		h.buckets[s.bucket[class]] += k
-		h.sum += int64(k) * int64(s.last[class])
+		h.sum += int64(k) * int64(c.shortLast[class])
 		s.pending[class] = 0
 	}
 }

@@ -369,6 +369,48 @@ func TestShortPathWriteSession(t *testing.T) {
 	assert.True(t, c.pendingSess == SessionFrom(sctx), "recorded in the context's Session")
 }
 
+// In a BeginTx transaction, a context found without a hint is
+// remembered with its read-your-writes scope, so that the statements
+// after it in the same context look up neither; a context with a hint is
+// not remembered; none is outside a transaction, or once it ends, so
+// that a connection idle in database/sql's pool keeps no caller's
+// context alive.
+func TestHintOfRemembersContext(t *testing.T) {
+	_ = hint.Primary(context.Background()) // hints in use: a lookup walks the chain
+	cn := instantConnector(t, &instantBackend{}, 0, "")
+	c, ps := updateOn(t, cn)
+	type key struct{}
+	ctx := context.WithValue(WithSession(context.Background()), key{}, 1)
+	_, err := ps.ExecContext(ctx, checkedArgs(t, c, 1, 7))
+	require.NoError(t, err)
+	assert.Nil(t, c.plainCtx, "outside a transaction: not remembered")
+
+	_, err = c.BeginTx(ctx, driver.TxOptions{})
+	require.NoError(t, err)
+	_, hinted := c.hintOf(ctx)
+	require.False(t, hinted)
+	assert.True(t, sameCtx(ctx, c.plainCtx), "remembered")
+	assert.True(t, c.ctxScope == SessionFrom(ctx) && c.scope(ctx) == SessionFrom(ctx), "with its session")
+
+	hctx := hint.Primary(ctx)
+	h, hinted := c.hintOf(hctx)
+	assert.True(t, hinted && h.Route == hint.PrimaryOnly, "the hint found")
+	assert.True(t, sameCtx(ctx, c.plainCtx), "a context with a hint is not remembered")
+	other := WithSession(ctx)
+	assert.True(t, c.scope(other) == SessionFrom(other), "another context's scope is looked up")
+
+	// The transaction's writes take the scope of their own context.
+	_, err = ps.ExecContext(ctx, checkedArgs(t, c, 2, 7))
+	require.NoError(t, err)
+	_, err = ps.ExecContext(other, checkedArgs(t, c, 3, 7))
+	require.NoError(t, err)
+	assert.True(t, sameCtx(other, c.plainCtx), "the last context remembered")
+	assert.True(t, c.pendingSess == SessionFrom(other), "recorded in the last write's session")
+
+	require.NoError(t, (*txn)(c).Commit())
+	assert.True(t, c.plainCtx == nil && c.ctxScope == nil, "dropped when the transaction ends")
+}
+
 // updateOn opens a logical connection of cn, closed at the test's end,
 // and prepares an UPDATE of two arguments on it.
 func updateOn(t *testing.T, cn *Connector) (*conn, *stmt) {
@@ -411,7 +453,8 @@ func TestShortClockSample(t *testing.T) {
 	c.shortOn(n2, router.ReasonInTransaction)
 	assert.True(t, s.due(0), "the first statement on another node is timed")
 	c.timed(0, 3*time.Millisecond)
-	assert.Equal(t, [2]time.Duration{3 * time.Millisecond, 0}, s.last, "another node's durations are not carried over")
+	assert.Equal(t, [2]time.Duration{3 * time.Millisecond, 2 * time.Millisecond}, c.shortLast, "the durations as timed")
+	assert.Equal(t, [2]bool{true, false}, s.sampled, "another node's durations are not carried over")
 	const n = 80000
 	timed := 0
 	for i := range n {
@@ -425,8 +468,11 @@ func TestShortClockSample(t *testing.T) {
 	// about 70); the bounds are a tenth either side.
 	want := n / shortTimedEvery
 	assert.True(t, timed > want*9/10 && timed < want*11/10, "%d of %d statements timed, want about 1 in %d", timed, n, shortTimedEvery)
+	c.shortOn(n1, router.ReasonInTransaction)
 	c.timed(0, 0)
-	assert.Equal(t, time.Duration(1), s.last[0], "a duration of 0 is kept as 1 ns, not as none")
+	s.untimed = 5
+	assert.False(t, s.due(0), "a duration of 0 is a duration, not none")
+	assert.Equal(t, time.Duration(0), c.shortLast[0])
 }
 
 // Untimed statements wait, counted, until the next timed one of their

@@ -100,7 +100,7 @@ func (s *stmt) ExecContext(ctx context.Context, args []driver.NamedValue) (res d
 	}
 	c.shortCount(si)
 	if si.write && c.ryw {
-		c.pendInTx(ctx) // wrote, in a transaction
+		c.pendInTx() // wrote, in a transaction
 	}
 	return res, nil
 }
@@ -123,7 +123,7 @@ func (s *stmt) QueryContext(ctx context.Context, args []driver.NamedValue) (rows
 		return nil, c.shortFailed(ctx, s, si, err)
 	}
 	c.shortCount(si)
-	if si.write || c.sess.node.maxOpen > 0 {
+	if si.write || c.sess.bounded {
 		// A write's rows (INSERT … RETURNING) record it once closed; a
 		// bounded pool gets its connection back at the transaction's
 		// end, once its rows are closed.

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/rwshard/rwshard/hint"
 )
 
 // BenchmarkTxShapeOverhead is what rwshard adds, in client CPU and
@@ -41,6 +43,35 @@ func BenchmarkTxShapeOverhead(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkTxShapeRequestContext is BenchmarkTxShapeOverhead's
+// transaction in a request's context, as a web service runs it: six
+// values put in by middleware (request ID, logger, span, user, …), in a
+// program that uses hints elsewhere (one was made: hint.Made). Every
+// statement of a transaction looks for a hint in its context; the short
+// path looks once per context (conn.plainCtx).
+func BenchmarkTxShapeRequestContext(b *testing.B) {
+	_ = hint.Primary(context.Background()) // hints in use elsewhere in the program
+	ctx := context.Background()
+	for i := range 6 {
+		ctx = context.WithValue(ctx, requestKey(i), i)
+	}
+	direct := sql.OpenDB(&instantBackend{})
+	defer direct.Close()
+	rw := openInstant(b, &instantBackend{}, 0)
+	for _, s := range []struct {
+		name string
+		db   *sql.DB
+	}{{"direct", direct}, {"rwshard", rw}} {
+		b.Run("side="+s.name, func(b *testing.B) {
+			b.ReportAllocs()
+			txShapeLoopCtx(b, ctx, s.db, b.Loop)
+		})
+	}
+}
+
+// requestKey is a middleware's context key.
+type requestKey int
 
 // openInstant opens rwshard over a primary and two replicas whose
 // connections are be's, through the DSN path (rwshard's own per-node
@@ -98,7 +129,11 @@ func benchTxShape(b *testing.B, db *sql.DB) {
 // txShapeLoop runs TPC-C-shaped transactions on a *sql.Conn of db while
 // next says so.
 func txShapeLoop(b *testing.B, db *sql.DB, next func() bool) {
-	ctx := context.Background()
+	txShapeLoopCtx(b, context.Background(), db, next)
+}
+
+// txShapeLoopCtx is txShapeLoop with the statements' context.
+func txShapeLoopCtx(b *testing.B, ctx context.Context, db *sql.DB, next func() bool) {
 	conn, err := db.Conn(ctx)
 	if err != nil {
 		b.Fatal(err)

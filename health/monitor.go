@@ -88,6 +88,7 @@ type Node struct {
 	Name string
 
 	up        atomic.Bool
+	primary   atomic.Bool // taken as primary (see IsPrimary)
 	fenced    atomic.Bool
 	writable  atomic.Bool  // read_only=OFF and not replicating
 	replica   atomic.Bool  // has replica status
@@ -102,6 +103,15 @@ type Node struct {
 
 	rejectedAt atomic.Int64 // unix nanos of the last read-only rejection
 }
+
+// IsPrimary reports whether the node is the one taken as primary
+// (Monitor.PrimaryIndex), usable or not: one load from the node's own
+// state, which a statement holding a connection to the node reads
+// anyway, where PrimaryIndex reads the monitor's. When the primary
+// moves, the new node is marked before PrimaryIndex names it and the old
+// one cleared after: for that moment both report true, as a check made
+// just before the move would have.
+func (n *Node) IsPrimary() bool { return n.primary.Load() }
 
 // Up reports whether the node is in rotation: its last probe answered and
 // traffic has not failed FailAfter times in a row since.
@@ -206,6 +216,7 @@ func New(names []string, primary int, probe ProbeFunc, o Options) *Monitor {
 		m.kick = append(m.kick, make(chan struct{}, 1))
 	}
 	m.primary.Store(int32(primary))
+	m.nodes[primary].primary.Store(true)
 	m.nodes[primary].writable.Store(true)
 	m.primaryOK.Store(true)
 	return m
@@ -565,7 +576,9 @@ func (m *Monitor) evaluateRoles() {
 		m.notifyLocked()
 	}
 	if len(writable) == 1 && writable[0] != cur {
+		m.nodes[writable[0]].primary.Store(true) // see Node.IsPrimary
 		m.primary.Store(int32(writable[0]))
+		m.nodes[cur].primary.Store(false)
 		m.samples = m.samples[:0] // positions of the old primary no longer apply
 		m.agg.emit(Event{Kind: SwitchoverFollowed, Node: m.nodes[writable[0]].Name,
 			Detail: "was " + m.nodes[cur].Name})

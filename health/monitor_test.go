@@ -547,6 +547,7 @@ func TestSwitchoverFollowed(t *testing.T) {
 	i, ok := m.Primary()
 	require.Equal(t, 0, i)
 	require.True(t, ok)
+	assert.Equal(t, []bool{true, false, false}, isPrimary(m), "IsPrimary as PrimaryIndex")
 	ch := m.Changed()
 
 	// The tooling promotes n1 and makes n0 replicate from it.
@@ -559,6 +560,7 @@ func TestSwitchoverFollowed(t *testing.T) {
 	assert.Equal(t, 1, i)
 	assert.True(t, ok)
 	assert.False(t, m.SplitBrain())
+	assert.Equal(t, []bool{false, true, false}, isPrimary(m), "IsPrimary follows the switchover")
 	assert.True(t, isClosed(ch), "the switchover closes Changed")
 	assert.False(t, m.Node(0).Writable())
 	assert.True(t, m.Node(1).Writable())
@@ -575,6 +577,15 @@ func TestSwitchoverFollowed(t *testing.T) {
 	assert.True(t, ok)
 }
 
+// isPrimary is every node's IsPrimary, in order.
+func isPrimary(m *Monitor) []bool {
+	var out []bool
+	for i := range m.nodes {
+		out = append(out, m.Node(i).IsPrimary())
+	}
+	return out
+}
+
 func TestNoWritableNode(t *testing.T) {
 	f := newFakeCluster(t, 2)
 	m := New(names(2), 0, f.probe, Options{})
@@ -583,6 +594,7 @@ func TestNoWritableNode(t *testing.T) {
 	probeAll(m)
 	i, ok := m.Primary()
 	assert.Equal(t, 0, i, "the primary stays where it was")
+	assert.Equal(t, []bool{true, false}, isPrimary(m), "IsPrimary, usable or not")
 	assert.False(t, ok, "no writable node: no usable primary")
 	assert.False(t, m.SplitBrain())
 	assert.True(t, m.Node(0).Up())
