@@ -25,13 +25,7 @@ import (
 // statements are go-tpc's NEW_ORDER shapes: point reads and updates, and
 // multi-row reads and inserts with up to 135 placeholders.
 func BenchmarkTxShapeOverhead(b *testing.B) {
-	direct := sql.OpenDB(&instantBackend{})
-	defer direct.Close()
-	rw := openInstant(b, &instantBackend{}, 0)
-	for _, s := range []struct {
-		name string
-		db   *sql.DB
-	}{{"direct", direct}, {"rwshard", rw}} {
+	for _, s := range txShapeSides(b) {
 		b.Run("side="+s.name, func(b *testing.B) { benchTxShape(b, s.db) })
 		// From 8 goroutines, each on its own *sql.Conn, as go-tpc's
 		// threads: what shared state (counters, locks) costs when cores
@@ -56,18 +50,26 @@ func BenchmarkTxShapeRequestContext(b *testing.B) {
 	for i := range 6 {
 		ctx = context.WithValue(ctx, requestKey(i), i)
 	}
-	direct := sql.OpenDB(&instantBackend{})
-	defer direct.Close()
-	rw := openInstant(b, &instantBackend{}, 0)
-	for _, s := range []struct {
-		name string
-		db   *sql.DB
-	}{{"direct", direct}, {"rwshard", rw}} {
+	for _, s := range txShapeSides(b) {
 		b.Run("side="+s.name, func(b *testing.B) {
 			b.ReportAllocs()
 			txShapeLoopCtx(b, ctx, s.db, b.Loop)
 		})
 	}
+}
+
+// txShapeSide is one side of the TxShape benchmarks.
+type txShapeSide struct {
+	name string
+	db   *sql.DB
+}
+
+// txShapeSides are direct over a driver that answers at once, and rwshard
+// over the same driver (openInstant), closed at the benchmark's end.
+func txShapeSides(b *testing.B) []txShapeSide {
+	direct := sql.OpenDB(&instantBackend{})
+	b.Cleanup(func() { direct.Close() })
+	return []txShapeSide{{"direct", direct}, {"rwshard", openInstant(b, &instantBackend{}, 0)}}
 }
 
 // requestKey is a middleware's context key.
