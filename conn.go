@@ -242,19 +242,11 @@ func (c *conn) route(ctx context.Context, q string, ps *stmt, r *routed) (*route
 // statement (hint.FromContext, SessionFrom). Both are dropped when the
 // transaction ends (endTx; release, for one never ended), so that the
 // logical connection, idle in database/sql's pool, keeps no caller's
-// context alive: no longer than database/sql's Tx keeps its own. It
-// inlines; the lookup is out of line.
+// context alive: no longer than database/sql's Tx keeps its own.
 func (c *conn) hintOf(ctx context.Context) (hint.Hint, bool) {
 	if sameCtx(ctx, c.plainCtx) {
 		return hint.Hint{}, false
 	}
-	return c.lookHint(ctx)
-}
-
-// lookHint is hintOf's lookup.
-//
-//go:noinline
-func (c *conn) lookHint(ctx context.Context) (hint.Hint, bool) {
 	h, ok := hint.FromContext(ctx)
 	if !ok && c.tx != nil {
 		c.plainCtx, c.ctxScope = ctx, c.cl.scope(ctx)
