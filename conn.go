@@ -913,7 +913,7 @@ func (c *conn) checkSessionTarget(b *backend, r *routed, q string) error {
 
 // sessionTargetOK is checkSessionTarget's test, which inlines.
 func (c *conn) sessionTargetOK(b *backend, read bool) bool {
-	return read || b.h.IsPrimary()
+	return read || c.cl.isPrimary(b.node)
 }
 
 // PrepareContext returns a statement that is routed on every execution.

@@ -387,9 +387,9 @@ func TestHintOfRemembersContext(t *testing.T) {
 
 	_, err = c.BeginTx(ctx, driver.TxOptions{})
 	require.NoError(t, err)
+	assert.True(t, sameCtx(ctx, c.plainCtx), "remembered by BeginTx")
 	_, hinted := c.hintOf(ctx)
 	require.False(t, hinted)
-	assert.True(t, sameCtx(ctx, c.plainCtx), "remembered")
 	assert.True(t, c.ctxScope == SessionFrom(ctx) && c.scope(ctx) == SessionFrom(ctx), "with its session")
 
 	hctx := hint.Primary(ctx)
