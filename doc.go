@@ -47,8 +47,9 @@
 // A DSN is go-sql-driver/mysql's with several hosts, the first the
 // primary, and rwshard's own parameters under the "rwshard." prefix; every
 // other parameter goes to go-sql-driver for every node. An unknown
-// rwshard parameter is an error naming it. Durations are Go durations
-// (500ms, 3s).
+// rwshard parameter is an error naming it, and so is one of rwshard's
+// written without the prefix (go-sql-driver would send it to the server
+// as a session variable). Durations are Go durations (500ms, 3s).
 //
 //	rwshard.names               host names for hints, stats, logs        primary,replica1,replica2,…
 //	rwshard.balance             round_robin, random, weighted,

@@ -72,6 +72,9 @@ func ParseDSN(dsn string) (*Config, error) {
 	if err != nil {
 		return nil, backendParamError(pass, err)
 	}
+	if err := unprefixedParam(mc.Params); err != nil {
+		return nil, err
+	}
 	mc.Net, mc.Addr = "", ""
 	c.Backend = mc
 
@@ -116,6 +119,23 @@ func backendParamError(pass []string, err error) error {
 		}
 	}
 	return &ConfigError{Key: "dsn", Err: err}
+}
+
+// unprefixedParam rejects an rwshard parameter written without its
+// prefix (probeInterval=2s for rwshard.probeInterval=2s). go-sql-driver
+// takes every parameter it does not know for a session variable (vars) and
+// sets it on each connection it opens: the mistake would otherwise
+// surface only later, as every connection failing with "Unknown system
+// variable".
+func unprefixedParam(vars map[string]string) error {
+	for _, k := range slices.Sorted(maps.Keys(vars)) {
+		for _, name := range knownParams() {
+			if strings.EqualFold(k, name) {
+				return configErr(k, vars[k], "an rwshard parameter: write %s%s (unprefixed, go-sql-driver would set it on the server as a session variable)", paramPrefix, name)
+			}
+		}
+	}
+	return nil
 }
 
 // parseHosts parses "tcp(a:3306),tcp(b:3306),unix(/path)".

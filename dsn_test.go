@@ -29,6 +29,13 @@ func TestParseDSN(t *testing.T) {
 	assert.Equal(t, 2*time.Second, c.ConnectTimeout)
 	assert.Equal(t, TxReadReplica, c.ReadOnlyTx)
 	assert.Equal(t, defaultConnMaxLifetime, c.ConnMaxLifetime)
+
+	// Session variables still reach go-sql-driver, which sets them on
+	// each connection; only rwshard's own names need the prefix.
+	c, err = ParseDSN("app:pw@tcp(h1)/db?wait_timeout=60&sql_mode=%27ANSI_QUOTES%27&rwshard.probeInterval=2s")
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{"wait_timeout": "60", "sql_mode": "'ANSI_QUOTES'"}, c.Backend.Params)
+	assert.Equal(t, 2*time.Second, c.ProbeInterval)
 }
 
 func TestDSNRoundTrip(t *testing.T) {
@@ -97,6 +104,11 @@ func TestParseDSNErrors(t *testing.T) {
 		{"app:pw@tcp(h1)/db?rwshard.readOnlyTx=sometimes", "rwshard.readOnlyTx", "must be one of primary, replica"},
 		{"app:pw@tcp(h1)/db?rwshard.balance=random&rwshard.balance=random", "rwshard.balance", "given twice"},
 		{"app:pw@tcp(h1)/db?parseTime=maybe", "parseTime", `parseTime="maybe": invalid bool value`},
+		// rwshard's own parameters without the prefix, which go-sql-driver
+		// would send to the server as session variables on every connection.
+		{"app:pw@tcp(h1),tcp(h2)/db?parseTime=true&probeInterval=2s", "probeInterval", `probeInterval="2s": an rwshard parameter: write rwshard.probeInterval`},
+		{"app:pw@tcp(h1),tcp(h2)/db?MaxReplicaLag=5s", "MaxReplicaLag", "write rwshard.maxReplicaLag"},
+		{"app:pw@tcp(h1),tcp(h2)/db?weights=1,2", "weights", "write rwshard.weights"},
 	} {
 		_, err := ParseDSN(tc.dsn)
 		var ce *ConfigError
