@@ -166,6 +166,7 @@ func FuzzParseDSN(f *testing.F) {
 		"tcp(a),unix(/s)/?rwshard.names=x,y",
 		"u:p@tcp(h)/d?rwshard.balance=latency&rwshard.connectTimeout=1s",
 		"@/", "/", "u@tcp(h)/db?rwshard.",
+		"u@tcp(h)/db?wait_timeout=5&probeInterval=1s",
 	} {
 		f.Add(s)
 	}
