@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -264,4 +265,17 @@ func TestLabCancelledTxStatementKillsConnection(t *testing.T) {
 			}, 10*time.Second, time.Millisecond, "database/sql never rolled back the transaction whose context ended")
 		})
 	})
+}
+
+// A program moving to rwshard adds its options the way go-sql-driver's
+// look, without the prefix: sql.Open itself says which key and how to
+// write it, before any connection is made (no server here), and the
+// error carries no password.
+func TestDropInUnprefixedParamAtOpen(t *testing.T) {
+	_, err := sql.Open(rwshard.DriverName, "app:s3cret@tcp(127.0.0.1:1),tcp(127.0.0.1:2)/app?parseTime=true&probeInterval=2s")
+	var ce *rwshard.ConfigError
+	require.True(t, errors.As(err, &ce), "want *ConfigError from sql.Open, got %v", err)
+	assert.Equal(t, "probeInterval", ce.Key)
+	assert.Contains(t, err.Error(), "write rwshard.probeInterval")
+	assert.NotContains(t, err.Error(), "s3cret")
 }

@@ -128,8 +128,12 @@ func backendParamError(pass []string, err error) error {
 // surface only later, as every connection failing with "Unknown system
 // variable".
 func unprefixedParam(vars map[string]string) error {
+	if len(vars) == 0 {
+		return nil
+	}
+	known := knownParams()
 	for _, k := range slices.Sorted(maps.Keys(vars)) {
-		for _, name := range knownParams() {
+		for _, name := range known {
 			if strings.EqualFold(k, name) {
 				return configErr(k, vars[k], "an rwshard parameter: write %s%s (unprefixed, go-sql-driver would set it on the server as a session variable)", paramPrefix, name)
 			}
