@@ -417,12 +417,22 @@ func profile(t testing.TB, side string) (stop func()) {
 	}
 }
 
-// idleMove is the CPU to move onto side a from side b in a sliced pair:
-// a's idle handle ran during b's slices (for b's wall time, at idleA CPU
-// nanoseconds per second) and was read as b's, b's during a's. Negative
-// when b is owed more than a.
-func idleMove(idleA, idleB float64, wallA, wallB time.Duration) time.Duration {
-	return time.Duration(idleA*wallB.Seconds() - idleB*wallA.Seconds())
+// noSide is idleCost's key for the process with neither side open.
+const noSide = "none"
+
+// idleTakeOut is what to take out of a side's slices of a sliced pair,
+// of wall time in all, for the other side's open handle: that handle's
+// background work, its idle cost less the process's own, over the wall
+// time (idle: CPU nanoseconds per second of wall time, see idleCost).
+// The process's own is the least of the readings, that with neither side
+// open and direct's among them (direct's handle has no background work):
+// noise only ever adds CPU to a reading.
+func idleTakeOut(idle map[string]float64, other string, wall time.Duration) time.Duration {
+	base := idle[other]
+	for _, v := range idle {
+		base = min(base, v)
+	}
+	return time.Duration((idle[other] - base) * wall.Seconds())
 }
 
 // serverCPUKey is the key of a node's process CPU time (µs) in snapshot.

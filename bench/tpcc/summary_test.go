@@ -110,24 +110,29 @@ func TestOrderBalanced(t *testing.T) {
 	}
 }
 
-// idleMove gives each side of a sliced pair back what its idle handle
-// cost during the other's slices: a side that idles at 2 ms/s over the
-// other's 15 s is owed 30 ms, less what it was charged for the other's.
-func TestIdleMove(t *testing.T) {
-	const ms = float64(time.Millisecond)
+// idleTakeOut takes out of a side's slices the other side's background
+// work over their wall time: the other's idle cost less the least
+// reading, the process's own.
+func TestIdleTakeOut(t *testing.T) {
+	const us = float64(time.Microsecond)
 	cases := []struct {
-		idleA, idleB float64
-		wallA, wallB time.Duration
-		want         time.Duration
+		idle  map[string]float64
+		other string
+		wall  time.Duration
+		want  time.Duration
 	}{
-		{2 * ms, 0, 16 * time.Second, 15 * time.Second, 30 * time.Millisecond},
-		{2 * ms, 0.2 * ms, 16 * time.Second, 15 * time.Second, 30*time.Millisecond - 3200*time.Microsecond},
-		{0.2 * ms, 2 * ms, 10 * time.Second, 10 * time.Second, -18 * time.Millisecond},
-		{0, 0, time.Second, time.Second, 0},
+		// rwshard's probes in direct's slices, and direct's nothing in rwshard's
+		{map[string]float64{noSide: 100 * us, viaRW: 1000 * us, direct: 100 * us}, viaRW, 15 * time.Second, 13500 * time.Microsecond},
+		{map[string]float64{noSide: 100 * us, viaRW: 1000 * us, direct: 100 * us}, direct, 15 * time.Second, 0},
+		// the reading with neither side open the higher one: direct's is the base
+		{map[string]float64{noSide: 205 * us, viaRW: 1121 * us, direct: 62 * us}, viaRW, 10 * time.Second, 10590 * time.Microsecond},
+		{map[string]float64{noSide: 205 * us, viaRW: 1121 * us, direct: 62 * us}, direct, 10 * time.Second, 0},
+		{map[string]float64{noSide: 50 * us, viaRW: 1000 * us, direct: 130 * us}, direct, 15 * time.Second, 1200 * time.Microsecond},
+		{map[string]float64{noSide: 100 * us, viaRW: 1000 * us, direct: 100 * us}, viaRW, 0, 0},
 	}
 	for _, c := range cases {
-		if got := idleMove(c.idleA, c.idleB, c.wallA, c.wallB); got != c.want {
-			t.Errorf("idleMove(%v, %v, %v, %v) = %v, want %v", c.idleA, c.idleB, c.wallA, c.wallB, got, c.want)
+		if got := idleTakeOut(c.idle, c.other, c.wall); got != c.want {
+			t.Errorf("idleTakeOut(%v, %s, %v) = %v, want %v", c.idle, c.other, c.wall, got, c.want)
 		}
 	}
 }
