@@ -31,7 +31,7 @@ func slicesPerSide() int { return int((*pairDuration + *slice - 1) / *slice) }
 // slicedPair runs pair p: both sides open, in pairOrder(p), then
 // alternating slices starting with the first, each slice's server
 // counters added to the write audit under its side, and each side's
-// slices rid of the other side's background work (chargeIdle).
+// slices rid of the other side's background work (takeOutIdle).
 func slicedPair(t *testing.T, l *lab.Lab, p int, audit *writeAudit, idle map[string]float64) []tpccResult {
 	t.Helper()
 	order := pairOrder(p)
@@ -59,7 +59,7 @@ func slicedPair(t *testing.T, l *lab.Lab, p int, audit *writeAudit, idle map[str
 	for i, s := range sides {
 		rs[i] = s.finish()
 	}
-	chargeIdle(rs, idle)
+	takeOutIdle(rs, idle)
 	return rs
 }
 
@@ -98,7 +98,7 @@ func idleCost(t *testing.T, l *lab.Lab) map[string]float64 {
 	return idle
 }
 
-// chargeIdle takes out of each side's slices of a sliced pair what the
+// takeOutIdle takes out of each side's slices of a sliced pair what the
 // other side's open handle did in the background during them (at its
 // idle rate: see idleTakeOut). Both handles stay open for the whole pair,
 // so each side's slices also carry the other's background work, which a
@@ -110,8 +110,8 @@ func idleCost(t *testing.T, l *lab.Lab) map[string]float64 {
 // the ratio too high. Before run 80 (README) the harness also added the
 // taken-out CPU to the side it came from: rwshard was charged its probes
 // over both sides' wall time, twice what a run of its own pays.
-func chargeIdle(rs []tpccResult, idle map[string]float64) {
+func takeOutIdle(rs []tpccResult, idle map[string]float64) {
 	a, b := &rs[0], &rs[1]
-	a.idle = -idleTakeOut(idle, b.side, a.wall)
-	b.idle = -idleTakeOut(idle, a.side, b.wall)
+	a.takenOut = idleTakeOut(idle, b.side, a.wall)
+	b.takenOut = idleTakeOut(idle, a.side, b.wall)
 }

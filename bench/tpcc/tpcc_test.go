@@ -115,7 +115,7 @@ func TestTPCC(t *testing.T) {
 		}
 	}
 
-	reportTPCC(t, results, idle)
+	reportTPCC(t, results)
 	audit.report(t, l)
 	if *check {
 		indexHistory(t, l)
@@ -302,10 +302,10 @@ type tpccResult struct {
 	allocB, allocN uint64
 	gcCPU          time.Duration
 
-	// In a sliced pair, minus the CPU the other side's open handle used
-	// in the background during this side's slices (read as this
-	// side's): taken out by chargeIdle. 0 in whole runs.
-	idle time.Duration
+	// In a sliced pair, the CPU the other side's open handle used in
+	// the background during this side's slices (read as this side's),
+	// taken out by takeOutIdle. 0 in whole runs.
+	takenOut time.Duration
 	// rwshard: statements it sent to the replicas, and read-only
 	// refusals (1290, 1836) the replicas returned.
 	replicaStmts, refusals uint64
@@ -318,7 +318,7 @@ func (r tpccResult) tpmC() float64 {
 
 // cpu is the client's CPU over the run, in a sliced pair without the
 // other side's background work.
-func (r tpccResult) cpu() time.Duration { return r.read() + r.idle }
+func (r tpccResult) cpu() time.Duration { return r.read() - r.takenOut }
 
 // read is the client's CPU as read over the run (user space and kernel).
 func (r tpccResult) read() time.Duration { return r.user + r.kernel }
@@ -558,8 +558,8 @@ func whereTPCC(t *testing.T, db *sql.DB) string {
 }
 
 // reportTPCC logs the pairs, their median ratios against the targets, and
-// the per-type latencies; idle is idleCost's readings (sliced pairs).
-func reportTPCC(t *testing.T, results map[string][]tpccResult, idle map[string]float64) {
+// the per-type latencies.
+func reportTPCC(t *testing.T, results map[string][]tpccResult) {
 	t.Helper()
 	var tpm, cpu, rel, user, kernel []float64
 	for i := range results[direct] {
@@ -573,8 +573,8 @@ func reportTPCC(t *testing.T, results map[string][]tpccResult, idle map[string]f
 			i+1, d.tpmC(), r.tpmC(), tpm[i], us(d.cpuPerTxn()), us(r.cpuPerTxn()), cpu[i])
 	}
 	tpmRatio, cpuRatio := median(tpm), median(cpu)
-	if idled := idleCharged(results, idle); idled != "" {
-		t.Logf("%s", idled)
+	if out := idleTakenOut(results); out != "" {
+		t.Logf("%s", out)
 	}
 	verdict(t, fmt.Sprintf("TPC-C tpmC rwshard/direct, median of %d pairs: %.3f", len(tpm), tpmRatio), tpmRatio >= minTpmCRatio, fmt.Sprintf(">= %.2f", minTpmCRatio))
 	verdict(t, fmt.Sprintf("TPC-C client CPU per transaction rwshard/direct, median of %d pairs: %.3f", len(cpu), cpuRatio), cpuRatio <= maxCPURatio, fmt.Sprintf("<= %.2f", maxCPURatio))
@@ -654,29 +654,23 @@ func reportTPCC(t *testing.T, results map[string][]tpccResult, idle map[string]f
 	}
 }
 
-// idleCharged describes, for sliced pairs, what chargeIdle took out of
-// each side's slices, the CPU ratio as read, and the ratio by the charge
-// the harness made before run 80, for comparison with the runs before
-// then ("" for whole runs).
-func idleCharged(results map[string][]tpccResult, idle map[string]float64) string {
+// idleTakenOut describes, for sliced pairs, what takeOutIdle took out of
+// each side's slices and the CPU ratio as read ("" for whole runs).
+func idleTakenOut(results map[string][]tpccResult) string {
 	if !sliced() {
 		return ""
 	}
-	var raw, before []float64
+	var raw []float64
 	var outD, outR time.Duration
 	var txnsD, txnsR int64
 	for i := range results[direct] {
 		d, r := results[direct][i], results[viaRW][i]
-		outD, outR = outD-d.idle, outR-r.idle
+		outD, outR = outD+d.takenOut, outR+r.takenOut
 		txnsD, txnsR = txnsD+d.txns, txnsR+r.txns
 		raw = append(raw, float64(r.perTxn(r.read()))/float64(d.perTxn(d.read())))
-		// The earlier charge moved rwshard's idle cost over direct's wall
-		// time, less direct's over rwshard's, from direct to rwshard.
-		m := time.Duration(idle[viaRW]*d.wall.Seconds() - idle[direct]*r.wall.Seconds())
-		before = append(before, float64(r.perTxn(r.read()+m))/float64(d.perTxn(d.read()-m)))
 	}
-	return fmt.Sprintf("TPC-C sliced pairs: %.2f µs per direct transaction taken out of direct's slices (rwshard's background work), %.2f µs per rwshard transaction out of rwshard's (direct's; see idleCost); client CPU per transaction rwshard/direct as read: median %.3f; by the charge of the runs before 80 (rwshard also charged its probes in direct's slices): median %.3f",
-		us(outD/time.Duration(max(txnsD, 1))), us(outR/time.Duration(max(txnsR, 1))), median(raw), median(before))
+	return fmt.Sprintf("TPC-C sliced pairs: %.2f µs per direct transaction taken out of direct's slices (rwshard's background work), %.2f µs per rwshard transaction out of rwshard's (direct's; see idleCost); client CPU per transaction rwshard/direct as read: median %.3f",
+		us(outD/time.Duration(max(txnsD, 1))), us(outR/time.Duration(max(txnsR, 1))), median(raw))
 }
 
 // verdict logs a target met or missed, and fails the test on a miss
