@@ -425,9 +425,15 @@ const noSide = "none"
 // background work, its idle cost less the process's own, over the wall
 // time (idle: CPU nanoseconds per second of wall time, see idleCost).
 // The process's own is the least of the readings, that with neither side
-// open and direct's among them (direct's handle has no background work):
-// noise only ever adds CPU to a reading.
+// open and direct's among them: noise only ever adds CPU to a reading.
+// Only rwshard's handle works in the background (its health probes);
+// direct's does nothing by itself, so whatever its reading shows above
+// the base is noise, and nothing is taken out of rwshard's slices for it:
+// taking it out would only favour rwshard.
 func idleTakeOut(idle map[string]float64, other string, wall time.Duration) time.Duration {
+	if other != viaRW {
+		return 0
+	}
 	base := idle[other]
 	for _, v := range idle {
 		base = min(base, v)

@@ -92,7 +92,7 @@ func idleCost(t *testing.T, l *lab.Lab) map[string]float64 {
 		s.close()
 	}
 	for _, side := range pairOrder(0) {
-		t.Logf("idle cost of an open %s side (%d threads holding connections, nothing running): %.0f µs of CPU per second, %.0f of it the handle's (see idleTakeOut)",
+		t.Logf("idle cost of an open %s side (%d threads holding connections, nothing running): %.0f µs of CPU per second, %.0f of it taken out of the other side's slices (see idleTakeOut)",
 			side, *threads, idle[side]/1e3, float64(idleTakeOut(idle, side, time.Second))/1e3)
 	}
 	return idle
@@ -105,6 +105,8 @@ func idleCost(t *testing.T, l *lab.Lab) map[string]float64 {
 // side running alone would not: rwshard's probes in direct's slices.
 // A side's own background work during its own slices stays in them, as
 // in a whole run, where the handle is open for that side's run only.
+// Nothing is taken out of rwshard's slices (direct has no background
+// work).
 // The idle rate is more than the probes cost a busy process (it pays for
 // waking the idle one), so direct's figure is if anything too low and
 // the ratio too high. Before run 80 (README) the harness also added the
