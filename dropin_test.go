@@ -19,7 +19,9 @@ import (
 // Code that never heard of rwshard reads its own writes: no session in
 // the context, default settings, replicas delayed by MASTER_DELAY=2. Each
 // write is read back at once through the same *sql.DB; none is stale.
-// With every replica delayed the reads go to the primary; with one
+// With every replica delayed the reads go to the primary (a read the
+// test reaches more than a second after its write, on a loaded machine,
+// may find a replica that has it); with one
 // replica healthy, they wait there for the write's GTID and stay off the
 // primary. The writes run in autocommit, in transactions (whose GTID
 // rwshard reads only when a read needs it, on the connection that
@@ -64,15 +66,26 @@ func TestLabDropInReadYourWrites(t *testing.T) {
 			held, err := db.Conn(ctx)
 			require.NoError(t, err)
 			time.Sleep(time.Second) // the delayed replicas' lag is measured
-			stale := 0
+			// early: reads a replica served within a second of their
+			// write's acknowledgement, when every replica is delayed: no
+			// replica can have the write by then (MASTER_DELAY counts
+			// from the event's timestamp, in whole seconds, so a 2-s
+			// delay holds a write back for more than a second). A read
+			// the test gets to later (a stall on a loaded machine) may
+			// find a replica that has the write, and rightly use it.
+			stale, early := 0, 0
 			const n = 30
 			for i := range n {
 				id++
 				require.NoError(t, style.write(db, held, id, i))
+				acked, before := time.Now(), c.Stats().PrimaryReads
 				var v sql.NullInt64
 				require.NoError(t, db.QueryRowContext(ctx, "SELECT v FROM ryw WHERE id = ?", id).Scan(&v))
 				if !v.Valid || v.Int64 != int64(i) {
 					stale++
+				}
+				if c.Stats().PrimaryReads == before && time.Since(acked) < time.Second {
+					early++
 				}
 			}
 			st := c.Stats()
@@ -80,7 +93,8 @@ func TestLabDropInReadYourWrites(t *testing.T) {
 			t.Logf("%s: %d of %d reads stale; primary served %d of %d reads; routes %v", what, stale, n, st.PrimaryReads, st.Reads, st.Routes)
 			assert.Zero(t, stale, "%s: stale reads", what)
 			if len(tc.delayed) == len(l.Replicas()) {
-				assert.Equal(t, st.Reads, st.PrimaryReads, "%s: no replica can have the writes in time: the primary", what)
+				assert.Zero(t, early, "%s: no replica can have a write within a second of it: the primary (routes %v)", what, st.Routes)
+				assert.Less(t, st.Reads-st.PrimaryReads, uint64(n/2), "%s: the primary served most reads", what)
 			} else {
 				var waits, timeouts uint64
 				var waited time.Duration
