@@ -66,25 +66,27 @@ func TestLabDropInReadYourWrites(t *testing.T) {
 			held, err := db.Conn(ctx)
 			require.NoError(t, err)
 			time.Sleep(time.Second) // the delayed replicas' lag is measured
-			// early: reads a replica served within a second of their
-			// write's acknowledgement, when every replica is delayed: no
-			// replica can have the write by then (MASTER_DELAY counts
-			// from the event's timestamp, in whole seconds, so a 2-s
-			// delay holds a write back for more than a second). A read
-			// the test gets to later (a stall on a loaded machine) may
-			// find a replica that has the write, and rightly use it.
+			// early: reads a replica served within a second of the start
+			// of their write, when every replica is delayed: no replica
+			// can have the write by then (MASTER_DELAY counts from the
+			// event's timestamp, the statement's start in whole seconds,
+			// so a 2-s delay holds a write back for more than a second
+			// after the test sent it). A read the test gets to later (a
+			// stall on a loaded machine) may find a replica that has the
+			// write, and rightly use it.
 			stale, early := 0, 0
 			const n = 30
 			for i := range n {
 				id++
+				sent := time.Now()
 				require.NoError(t, style.write(db, held, id, i))
-				acked, before := time.Now(), c.Stats().PrimaryReads
+				before := c.Stats().PrimaryReads
 				var v sql.NullInt64
 				require.NoError(t, db.QueryRowContext(ctx, "SELECT v FROM ryw WHERE id = ?", id).Scan(&v))
 				if !v.Valid || v.Int64 != int64(i) {
 					stale++
 				}
-				if c.Stats().PrimaryReads == before && time.Since(acked) < time.Second {
+				if c.Stats().PrimaryReads == before && time.Since(sent) < time.Second {
 					early++
 				}
 			}
