@@ -420,25 +420,24 @@ func profile(t testing.TB, side string) (stop func()) {
 // noSide is idleCost's key for the process with neither side open.
 const noSide = "none"
 
-// idleTakeOut is what to take out of a side's slices of a sliced pair,
-// of wall time in all, for the other side's open handle: that handle's
-// background work, its idle cost less the process's own, over the wall
-// time (idle: CPU nanoseconds per second of wall time, see idleCost).
-// The process's own is the least of the readings, that with neither side
-// open and direct's among them: noise only ever adds CPU to a reading.
-// Only rwshard's handle works in the background (its health probes);
-// direct's does nothing by itself, so whatever its reading shows above
-// the base is noise, and nothing is taken out of rwshard's slices for it:
+// idleTakeOut is what to take out of side's slices of a sliced pair, of
+// wall time in all. Direct's lose rwshard's open handle's background work
+// (its health probes): its idle cost less the process's own, over the
+// wall time (idle: CPU nanoseconds per second of wall time, see
+// idleCost). The process's own is the least of the readings, that with
+// neither side open and direct's among them: noise only ever adds CPU to
+// a reading. rwshard's lose nothing: direct's handle does nothing by
+// itself, so whatever its reading shows above the least is noise, and
 // taking it out would only favour rwshard.
-func idleTakeOut(idle map[string]float64, other string, wall time.Duration) time.Duration {
-	if other != viaRW {
+func idleTakeOut(idle map[string]float64, side string, wall time.Duration) time.Duration {
+	if side != direct {
 		return 0
 	}
-	base := idle[other]
+	base := idle[viaRW]
 	for _, v := range idle {
 		base = min(base, v)
 	}
-	return time.Duration((idle[other] - base) * wall.Seconds())
+	return time.Duration((idle[viaRW] - base) * wall.Seconds())
 }
 
 // serverCPUKey is the key of a node's process CPU time (µs) in snapshot.

@@ -117,25 +117,25 @@ func TestOrderBalanced(t *testing.T) {
 func TestIdleTakeOut(t *testing.T) {
 	const us = float64(time.Microsecond)
 	cases := []struct {
-		idle  map[string]float64
-		other string
-		wall  time.Duration
-		want  time.Duration
+		idle map[string]float64
+		side string
+		wall time.Duration
+		want time.Duration
 	}{
-		// rwshard's probes in direct's slices, and direct's nothing in rwshard's
-		{map[string]float64{noSide: 100 * us, viaRW: 1000 * us, direct: 100 * us}, viaRW, 15 * time.Second, 13500 * time.Microsecond},
-		{map[string]float64{noSide: 100 * us, viaRW: 1000 * us, direct: 100 * us}, direct, 15 * time.Second, 0},
+		// rwshard's probes out of direct's slices, nothing out of rwshard's
+		{map[string]float64{noSide: 100 * us, viaRW: 1000 * us, direct: 100 * us}, direct, 15 * time.Second, 13500 * time.Microsecond},
+		{map[string]float64{noSide: 100 * us, viaRW: 1000 * us, direct: 100 * us}, viaRW, 15 * time.Second, 0},
 		// the reading with neither side open the higher one: direct's is the base
-		{map[string]float64{noSide: 205 * us, viaRW: 1121 * us, direct: 62 * us}, viaRW, 10 * time.Second, 10590 * time.Microsecond},
-		{map[string]float64{noSide: 205 * us, viaRW: 1121 * us, direct: 62 * us}, direct, 10 * time.Second, 0},
+		{map[string]float64{noSide: 205 * us, viaRW: 1121 * us, direct: 62 * us}, direct, 10 * time.Second, 10590 * time.Microsecond},
+		{map[string]float64{noSide: 205 * us, viaRW: 1121 * us, direct: 62 * us}, viaRW, 10 * time.Second, 0},
 		// direct's reading above the base is noise: nothing out of rwshard's slices
-		{map[string]float64{noSide: 50 * us, viaRW: 1000 * us, direct: 130 * us}, direct, 15 * time.Second, 0},
-		{map[string]float64{noSide: 50 * us, viaRW: 1000 * us, direct: 130 * us}, viaRW, 15 * time.Second, 14250 * time.Microsecond},
-		{map[string]float64{noSide: 100 * us, viaRW: 1000 * us, direct: 100 * us}, viaRW, 0, 0},
+		{map[string]float64{noSide: 50 * us, viaRW: 1000 * us, direct: 130 * us}, viaRW, 15 * time.Second, 0},
+		{map[string]float64{noSide: 50 * us, viaRW: 1000 * us, direct: 130 * us}, direct, 15 * time.Second, 14250 * time.Microsecond},
+		{map[string]float64{noSide: 100 * us, viaRW: 1000 * us, direct: 100 * us}, direct, 0, 0},
 	}
 	for _, c := range cases {
-		if got := idleTakeOut(c.idle, c.other, c.wall); got != c.want {
-			t.Errorf("idleTakeOut(%v, %s, %v) = %v, want %v", c.idle, c.other, c.wall, got, c.want)
+		if got := idleTakeOut(c.idle, c.side, c.wall); got != c.want {
+			t.Errorf("idleTakeOut(%v, %s, %v) = %v, want %v", c.idle, c.side, c.wall, got, c.want)
 		}
 	}
 }
