@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/go-sql-driver/mysql"
+
 	"github.com/rwshard/rwshard/hint"
 )
 
@@ -67,9 +69,9 @@ type txShapeSide struct {
 // txShapeSides are direct over a driver that answers at once, and rwshard
 // over the same driver (openInstant), closed at the benchmark's end.
 func txShapeSides(b *testing.B) []txShapeSide {
-	direct := sql.OpenDB(&instantBackend{})
+	direct := sql.OpenDB(&instantBackend{mysqlShaped: true})
 	b.Cleanup(func() { direct.Close() })
-	return []txShapeSide{{"direct", direct}, {"rwshard", openInstant(b, &instantBackend{}, 0)}}
+	return []txShapeSide{{"direct", direct}, {"rwshard", openInstant(b, &instantBackend{mysqlShaped: true}, 0)}}
 }
 
 // requestKey is a middleware's context key.
@@ -197,12 +199,25 @@ var evictCaches = func() {}
 // interfaces go-sql-driver's connections have that matter here.
 type instantBackend struct {
 	checks atomic.Int64 // arguments converted (CheckNamedValue calls)
+	// mysqlShaped: its Driver is go-sql-driver's type, so rwshard converts
+	// arguments over it as over go-sql-driver (backendConn.mysql: the
+	// plain types without the connection's converter), and its
+	// connections' CheckNamedValue runs database/sql's default converter,
+	// which takes the steps go-sql-driver's takes for a Go int or string
+	// (not a driver.Value, no driver.Valuer, then reflection by kind):
+	// each side then converts as it would over go-sql-driver.
+	mysqlShaped bool
 }
 
 func (be *instantBackend) Connect(context.Context) (driver.Conn, error) {
 	return &instantBackendConn{be: be}, nil
 }
-func (*instantBackend) Driver() driver.Driver { return nil }
+func (be *instantBackend) Driver() driver.Driver {
+	if be.mysqlShaped {
+		return &mysql.MySQLDriver{}
+	}
+	return nil
+}
 
 type instantBackendConn struct{ be *instantBackend }
 
