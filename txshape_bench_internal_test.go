@@ -200,12 +200,12 @@ var evictCaches = func() {}
 type instantBackend struct {
 	checks atomic.Int64 // arguments converted (CheckNamedValue calls)
 	// mysqlShaped: its Driver is go-sql-driver's type, so rwshard converts
-	// arguments over it as over go-sql-driver (backendConn.mysql: the
-	// plain types without the connection's converter), and its
-	// connections' CheckNamedValue runs database/sql's default converter,
-	// which takes the steps go-sql-driver's takes for a Go int or string
-	// (not a driver.Value, no driver.Valuer, then reflection by kind):
-	// each side then converts as it would over go-sql-driver.
+	// the plain types over it itself, as over go-sql-driver
+	// (backendConn.mysql), without the connections' CheckNamedValue. That
+	// runs database/sql's default converter, which takes the steps
+	// go-sql-driver's takes for a Go int or string (not a driver.Value,
+	// no driver.Valuer, then reflection by kind): direct's side runs it,
+	// as it would go-sql-driver's.
 	mysqlShaped bool
 }
 
