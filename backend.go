@@ -39,6 +39,9 @@ type nodeConnector struct {
 	timeout   time.Duration    // bounds dial and handshake together
 	cacheSize int
 	stats     *stmtStats // the node's statement cache counters
+	// track: statements' connections ask the server to report last_gtid
+	// (sessiontrack.go); the probes' do not need it.
+	track bool
 }
 
 // stmtStats counts the statement caches of one node's connections.
@@ -59,6 +62,20 @@ func (nc *nodeConnector) Connect(ctx context.Context) (driver.Conn, error) {
 	}
 	bc := newBackendConn(c, dialed.conn)
 	_, bc.mysql = nc.inner.Driver().(*mysql.MySQLDriver)
+	if bc.trk != nil && !nc.track {
+		bc.trk.state = trkOff // nothing to watch
+	}
+	if nc.track && bc.trk != nil && bc.trk.state != trkOff {
+		// Appended to what the DSN or the server set: nobody else reads
+		// the tracker on this connection.
+		_, err := bc.ExecContext(ctx, "SET SESSION session_track_system_variables ="+
+			" CONCAT_WS(',', NULLIF(@@session.session_track_system_variables, ''), 'last_gtid')", nil)
+		if err != nil {
+			bc.Close()
+			return nil, err
+		}
+		bc.trk.on.Store(true)
+	}
 	if nc.cacheSize > 0 {
 		bc.stmts = newStmtCache(nc.cacheSize, nc.stats)
 	}
@@ -108,11 +125,15 @@ type backendConn struct {
 	// nil on a network rwshard does not dial itself.
 	net         net.Conn
 	interrupted atomic.Bool // its socket was closed under it: discard it
+	// trk is net when rwshard dialed it: it reports the GTIDs of the
+	// connection's commits (sessiontrack.go).
+	trk *trackConn
 }
 
 // newBackendConn wraps c, whose socket is nc (nil: unknown).
 func newBackendConn(c driver.Conn, nc net.Conn) *backendConn {
 	bc := &backendConn{Conn: c, net: nc}
+	bc.trk, _ = nc.(*trackConn)
 	bc.checker, _ = c.(driver.NamedValueChecker)
 	bc.queryer, _ = c.(driver.QueryerContext)
 	bc.execer, _ = c.(driver.ExecerContext)
@@ -149,10 +170,15 @@ func dialer(dial func(ctx context.Context, network, addr string) (net.Conn, erro
 			var d net.Dialer
 			c, err = d.DialContext(ctx, network, addr)
 		}
-		if d, ok := ctx.Value(dialedKey{}).(*dialedConn); ok && err == nil {
-			d.conn = c
+		if err != nil {
+			return nil, err
 		}
-		return c, err
+		if d, ok := ctx.Value(dialedKey{}).(*dialedConn); ok {
+			t := newTrackConn(c)
+			d.conn = t
+			return t, nil
+		}
+		return c, nil
 	}
 }
 

@@ -96,31 +96,35 @@ type cluster struct {
 	// global is the read-your-writes scope of statements whose context
 	// carries no Session: the connector itself.
 	global Session
-	debt   gtidDebt // its commits whose GTID is read late (gtiddebt.go)
+
+	// started: health's first round of probes is done (awaitStart).
+	started atomic.Bool
+	// degraded counts reads a replica served while the primary was away,
+	// without the scope's last write known to be there (readFallback).
+	degraded atomic.Uint64
 
 	routes       [router.NumReasons]atomic.Uint64 // statements per final reason
 	reads        atomic.Uint64                    // plain reads (Kind Read) routed
 	primaryReads atomic.Uint64                    // of which the primary served
 }
 
-// count records a routed statement: its final reason, and the node that
-// ran it (b is nil when it could not run anywhere).
-func (cl *cluster) count(reason router.Reason, kind router.Kind, b *backend, err error) {
-	if b == nil {
-		cl.routes[reason].Add(1)
+// account records a statement that was planned, whether it ran or
+// failed: its final reason (c.final), and, if it reached a node, whether it
+// was a plain read and the primary served it, and its latency there. The
+// attempts it sent are counted per node as they are made (attempt).
+func (cl *cluster) account(c *conn, p *plan, took time.Duration) {
+	cl.routes[c.final].Add(1)
+	n := c.ranOn()
+	if n == nil {
 		return
 	}
-	if err != nil && isBadConn(err) {
-		b.node.errors.Add(1)
-	}
-	var reads, primaryReads uint64
-	if kind == router.Read {
-		reads = 1
-		if cl.isPrimary(b.node) {
-			primaryReads = 1
+	if p.r.cls.Kind == router.Read {
+		cl.reads.Add(1)
+		if cl.isPrimary(n) {
+			cl.primaryReads.Add(1)
 		}
 	}
-	cl.counted(reason, b.node, 1, reads, primaryReads)
+	n.meters.latency(p.r.cls.Kind, took)
 }
 
 // counted adds stmts statements routed for reason and run on n, of which
@@ -240,31 +244,52 @@ func (f *readFilter) poolUnavailable(anyHealthy bool) bool {
 	return f.pool > 0 && !(anyHealthy && (!f.gtid.IsZero() || !f.since.IsZero()))
 }
 
-// pickReader asks the policy for a node that passes f; nil when none does.
-// anyHealthy reports whether some replica was healthy but excluded by f's
-// consistency rules. A custom policy returning a bad index counts as no
-// pick.
-func (cl *cluster) pickReader(f *readFilter) (picked *node, anyHealthy bool) {
-	prim := cl.primary()
+// pick asks the policy for one of the nodes in set that is still up;
+// nil when it picks none (a custom policy returning a bad index counts as
+// no pick).
+func (cl *cluster) pick(set nodeSet) *node {
 	bp := cl.cands.Get().(*[]balance.Candidate)
 	cands := (*bp)[:0]
-	for _, n := range cl.nodes {
-		ok, healthy := cl.readable(f, n, prim)
-		anyHealthy = anyHealthy || healthy
+	for i, n := range cl.nodes {
 		cands = append(cands, balance.Candidate{
 			Name:     n.name,
-			Usable:   ok,
+			Usable:   set.has(i) && n.h.Up(),
 			InFlight: n.inFlight.Load(),
 			Latency:  n.latency.Value(),
 		})
 	}
+	var picked *node
 	i := cl.policy.Pick(cands)
 	if i >= 0 && i < len(cands) && cands[i].Usable {
 		picked = cl.nodes[i]
 	}
 	*bp = cands
 	cl.cands.Put(bp)
-	return picked, anyHealthy
+	return picked
+}
+
+// mostAdvanced is the replica, up and not in excl, with the least lag
+// (the first such with its lag unknown, if none is known): where a read
+// goes while the primary is away. Nil when no replica is up.
+func (cl *cluster) mostAdvanced(excl nodeSet) *node {
+	var best *node
+	bestLag := time.Duration(-1)
+	for i, n := range cl.nodes {
+		if excl.has(i) || !n.h.Up() || cl.probing && !n.h.Probed() {
+			continue
+		}
+		lag, known := n.h.Lag()
+		switch {
+		case best == nil:
+			best = n
+			if known {
+				bestLag = lag
+			}
+		case known && (bestLag < 0 || lag < bestLag):
+			best, bestLag = n, lag
+		}
+	}
+	return best
 }
 
 // bounded reports a node whose pool has a connection limit.
@@ -381,50 +406,53 @@ func (n *node) applied(g health.GTIDSet) {
 	}
 }
 
-// closest is the replica a causal read waits on when none is known to
-// have the GTID yet: one of the healthy replicas with the least lag,
-// picked by the balancing policy among those within a probe interval of
-// it, and only if that lag is under the causal timeout (a replica far
-// behind would only make the read wait the full timeout and then go to the
-// primary). Nil when none qualifies.
-func (cl *cluster) closest(f *readFilter) *node {
-	relaxed := *f
-	relaxed.gtid, relaxed.since = health.GTIDSet{}, time.Time{}
-	prim := cl.primary()
-	best := time.Duration(-1)
-	for _, n := range cl.nodes {
-		if ok, _ := relaxed.eligible(n, n == prim); !ok || n.pool != relaxed.pool {
-			continue
-		}
-		if lag, known := n.h.Lag(); known && lag < cl.cfg.CausalTimeout && (best < 0 || lag < best) {
-			best = lag
-		}
-	}
-	if best < 0 {
-		return nil
-	}
-	bound := min(best+cl.cfg.ProbeInterval, cl.cfg.CausalTimeout)
-	if relaxed.maxLag <= 0 || bound < relaxed.maxLag {
-		relaxed.maxLag = max(bound, 1) // 0 would mean no bound
-	}
-	if n, _ := cl.pickReader(&relaxed); n != prim { // a weighted primary needs no wait
-		return n
-	}
-	return nil
-}
-
 // starting reports that health has not probed every node once yet: right
 // after the connector opened.
 func (cl *cluster) starting() bool {
-	if !cl.probing {
+	if !cl.probing || cl.started.Load() {
 		return false
 	}
 	select {
 	case <-cl.mon.Ready():
+		cl.started.Store(true)
 		return false
 	default:
 		return true
 	}
+}
+
+// awaitStart waits, at most ConnectTimeout, for health's first round of
+// probes, so that the first statements after the connector opened see the
+// roles and lags (reads on replicas, writes on the primary the probes
+// found) instead of taking the first host for the primary. Open itself
+// dials nothing.
+func (cl *cluster) awaitStart(ctx context.Context) {
+	if !cl.probing {
+		cl.started.Store(true)
+		return
+	}
+	t := time.NewTimer(cl.cfg.ConnectTimeout)
+	defer t.Stop()
+	select {
+	case <-cl.mon.Ready():
+		cl.started.Store(true)
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
+
+// awaitNews waits up to wait for the monitor to report a change of the
+// primary; it fails only when ctx ends.
+func (cl *cluster) awaitNews(ctx context.Context, wait time.Duration) error {
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-cl.mon.Changed():
+	case <-t.C:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return nil
 }
 
 // observe records the latency of a statement that started at start (see

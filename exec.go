@@ -6,7 +6,6 @@ import (
 	"database/sql/driver"
 	"errors"
 	"sync"
-	"time"
 )
 
 // Statements run at the driver level on a backend connection taken from a
@@ -41,11 +40,6 @@ type backend struct {
 	// long as b is checked out, so it costs no allocation of its own.
 	// Closing it releases b.
 	rows rows
-	// owe: the GTID of a commit in the connector's scope is still only on
-	// this connection (@@last_gtid), owed to debtor's scope; see gtiddebt.go.
-	owe    bool
-	oweAt  time.Time // when that commit was acknowledged
-	debtor *cluster
 }
 
 var backendPool = sync.Pool{New: func() any {
@@ -98,9 +92,6 @@ func (b *backend) release(discard bool) {
 			discard = true
 		}
 	}
-	if b.owe {
-		b.debtor.payOwedOnRelease(b, discard)
-	}
 	if b.pc != nil {
 		b.node.conns.put(b.pc, discard)
 	} else {
@@ -132,13 +123,19 @@ func (n *node) handleConn(ctx context.Context, b *backend) error {
 }
 
 func (b *backend) put() {
-	b.node, b.pc, b.sc, b.dc, b.bc, b.owe, b.oweAt, b.debtor, b.raw = nil, nil, nil, nil, nil, false, time.Time{}, nil, false
+	b.node, b.pc, b.sc, b.dc, b.bc, b.raw = nil, nil, nil, nil, nil, false
 	b.rows = rows{}
 	backendPool.Put(b)
 }
 
-// isBadConn reports a driver error that proves the statement was not sent.
-func isBadConn(err error) bool { return errors.Is(err, driver.ErrBadConn) }
+// mark is where a statement on b starts, for its GTID (trackConn.mark):
+// zeros on a connection rwshard does not watch.
+func (b *backend) mark() (gen, lost uint64) {
+	if b.bc != nil && b.bc.trk != nil {
+		return b.bc.trk.mark()
+	}
+	return 0, 0
+}
 
 // convertArgs converts arguments the way database/sql would for this
 // backend connection. rwshard's own CheckNamedValue accepts every value

@@ -3,14 +3,9 @@ package rwshard
 import (
 	"context"
 	"database/sql"
-	"database/sql/driver"
-	"errors"
 	"fmt"
-	"log/slog"
 	"strings"
 	"time"
-
-	"github.com/go-sql-driver/mysql"
 
 	"github.com/rwshard/rwshard/hint"
 	"github.com/rwshard/rwshard/internal/redact"
@@ -43,6 +38,13 @@ type Plan struct {
 	PoolRule string
 	// Consistency says what the read rules decided for this context.
 	Consistency string
+	// Fallback says where a read goes when none of its targets serves
+	// it: the primary, with the reason it will then be counted under,
+	// and while the primary is away the most advanced replica.
+	Fallback string
+	// Pins says that the statement pins the logical connection to its
+	// connection, and so where later statements run.
+	Pins string
 	// Units: for a sharded connector, the statement as each shard gets
 	// it, with that shard's own plan (read/write splitting inside it).
 	// Reason is then the sharding decision ("single-shard",
@@ -78,6 +80,12 @@ func (p Plan) String() string {
 	}
 	if p.Consistency != "" {
 		fmt.Fprintf(&b, "\nconsistency: %s", p.Consistency)
+	}
+	if p.Fallback != "" {
+		fmt.Fprintf(&b, "\nfallback: %s", p.Fallback)
+	}
+	if p.Pins != "" {
+		fmt.Fprintf(&b, "\npins: %s", p.Pins)
 	}
 	fmt.Fprintf(&b, "\nsql: %s", redact.Literals(p.SQL))
 	for _, u := range p.Units {
@@ -155,85 +163,75 @@ func (lc *conn) Explain(ctx context.Context, query string) (Plan, error) {
 }
 
 func (lc *conn) explain(ctx context.Context, query string) (Plan, error) {
-	var r routed
-	if _, err := lc.route(ctx, query, nil, &r); err != nil {
+	var p plan
+	var rt routed
+	if err := lc.plan(ctx, query, nil, &p, &rt); err != nil {
 		return Plan{}, err
 	}
-	cls, d, h := r.cls, r.d, r.h
-	p := Plan{SQL: query, Kind: cls.Kind.String(), Statements: cls.Statements, Reason: d.Reason.String()}
+	if p.where == toReplicas && p.targets == 0 && p.fallbackErr != nil {
+		return lc.describe(ctx, query, &p), p.fallbackErr
+	}
+	return lc.describe(ctx, query, &p), nil
+}
+
+// describe is the plan p of query for people and programs: what the
+// executor will do with it.
+func (lc *conn) describe(ctx context.Context, query string, p *plan) Plan {
+	cl := lc.cl
+	cls, h := p.r.cls, p.r.h
+	out := Plan{SQL: query, Kind: cls.Kind.String(), Statements: cls.Statements, Reason: p.reason.String()}
 	for _, en := range effectNames {
 		if cls.Effect.Has(en.e) {
-			p.Effects = append(p.Effects, en.name)
+			out.Effects = append(out.Effects, en.name)
 		}
 	}
 	described := h
 	if lc.rule > 0 {
 		described.Pool = "" // the rule's, not a hint's
 	}
-	p.Hint = describeHint(ctx, cls.Hint, described)
-	cl := lc.cl
-	switch {
-	case d.Target == router.ToNode:
-		n, err := cl.namedNode(cls, d, query)
-		if err != nil {
-			return p, err
+	out.Hint = describeHint(ctx, cls.Hint, described)
+	switch p.where {
+	case toNode:
+		out.Targets = []string{p.node.name}
+	case toHeld:
+		if lc.sess != nil {
+			out.Targets = []string{lc.sess.node.name}
+		} else {
+			out.Targets = []string{cl.primary().name}
 		}
-		p.Targets = []string{n.name}
-	case d.Target == router.ToReplica:
-		f := lc.filter(ctx, h)
-		if f.pool < 0 {
-			return p, cl.unknownPool(query)
+		if p.effects.Has(router.Pin) {
+			out.Pins = "every later statement of this connection runs on " + out.Targets[0] +
+				" until it is closed or reset (rwshard.resetSession)"
 		}
-		p.Pool = cl.pools[f.pool]
+	case toReplicas:
+		out.Pool = cl.pools[p.f.pool]
 		if lc.rule > 0 {
-			p.PoolRule = cl.cfg.rules[lc.rule-1].desc
+			out.PoolRule = cl.cfg.rules[lc.rule-1].desc
 		}
-		p.Consistency = describeConsistency(cl.cfg, f)
+		out.Consistency = describeConsistency(cl.cfg, p.f)
+		for i, n := range cl.nodes {
+			if p.targets.has(i) {
+				out.Targets = append(out.Targets, n.name)
+			}
+		}
 		prim := cl.primary()
-		anyHealthy := false
-		targets := func() {
-			for _, n := range cl.nodes {
-				ok, healthy := cl.readable(&f, n, prim)
-				anyHealthy = anyHealthy || healthy
-				if ok {
-					p.Targets = append(p.Targets, n.name)
-				}
+		switch {
+		case p.targets == 0:
+			out.Reason, out.Targets = p.fallback.String(), []string{prim.name}
+			if p.fallbackErr != nil {
+				out.Targets = nil
 			}
+		case !p.wait.IsZero():
+			out.Consistency += "; none known to have it yet: the read waits for it on " + strings.Join(out.Targets, " or ")
 		}
-		targets()
-		if len(p.Targets) == 0 && f.poolUnavailable(anyHealthy) {
-			toPrimary, err := cl.poolFallback(&f, query)
-			if err != nil {
-				return p, err
-			}
-			if toPrimary {
-				p.Reason, p.Targets = router.ReasonNoHealthyReplica.String(), []string{prim.name}
-				p.Pool += " (no replica qualifies: rwshard.poolFallback=primary)"
-				return p, nil
-			}
-			p.Pool += " (no replica qualifies: falls back to " + cl.cfg.PoolFallback + ")"
-			targets()
+		if p.targets != 0 {
+			out.Fallback = p.fallback.String() + ": " + prim.name
 		}
-		if len(p.Targets) == 0 && anyHealthy && !f.gtid.IsZero() && cl.cfg.CausalWait == CausalWaitOnReplica {
-			if n := cl.closest(&f); n != nil {
-				p.Targets = []string{n.name}
-				p.Consistency += "; none known to have it yet: the read waits for it on " + n.name
-			}
-		}
-		if len(p.Targets) == 0 {
-			reason, err := cl.readFallback(&f, anyHealthy, query)
-			if err != nil {
-				return p, err
-			}
-			p.Reason = reason.String()
-			p.Targets = []string{prim.name}
-		}
-	case d.Target == router.ToSession && lc.sess != nil:
-		p.Targets = []string{lc.sess.node.name}
+		out.Fallback = strings.TrimPrefix(out.Fallback+"; while the primary is away: the most advanced replica", "; ")
 	default:
-		p.Targets = []string{cl.primary().name}
+		out.Targets = []string{cl.primary().name}
 	}
-	return p, nil
+	return out
 }
 
 func describeHint(ctx context.Context, comment, merged hint.Hint) string {
@@ -277,59 +275,4 @@ func describeConsistency(cfg *Config, f readFilter) string {
 	default:
 		return string(cfg.Consistency) + ": no write in this session; any healthy replica within the lag limit"
 	}
-}
-
-// errText is an error's message for the route log: the server's texts
-// redacted with redact.ErrorText (a syntax error quotes the statement,
-// passwords included), rwshard's own already quote redacted SQL.
-func errText(err error) string {
-	var me *mysql.MySQLError
-	if errors.As(err, &me) {
-		return redact.ErrorText(err.Error())
-	}
-	return redact.Literals(err.Error())
-}
-
-// logRoute writes the route log line of one statement (Config.RouteLog).
-func (c *conn) logRoute(ctx context.Context, q string, args []driver.NamedValue, d router.Decision, node string, took time.Duration, err error) {
-	cfg := c.cl.cfg
-	logger := cfg.logger()
-	sqlText := q
-	if !cfg.LogArgs {
-		sqlText = redact.Literals(q)
-	}
-	if len(sqlText) > 200 {
-		sqlText = sqlText[:200] + "…"
-	}
-	attrs := []slog.Attr{
-		slog.String("node", node),
-		slog.String("reason", d.Reason.String()),
-		slog.String("sql", sqlText),
-		slog.Duration("took", took),
-	}
-	if n := c.ranOn(); n != nil && n.pool > 0 {
-		attrs = append(attrs, slog.String("pool", c.cl.pools[n.pool]))
-	}
-	if c.rule > 0 {
-		// The rule that chose the pool, also when the read fell back out
-		// of it (rwshard.poolFallback).
-		attrs = append(attrs, slog.String("rule", c.cl.cfg.rules[c.rule-1].desc))
-	}
-	if len(args) > 0 {
-		if cfg.LogArgs {
-			vals := make([]any, len(args))
-			for i, a := range args {
-				vals[i] = a.Value
-			}
-			attrs = append(attrs, slog.Any("args", vals))
-		} else {
-			attrs = append(attrs, slog.Int("args", len(args)))
-		}
-	}
-	level := slog.LevelInfo
-	if err != nil {
-		level = slog.LevelWarn
-		attrs = append(attrs, slog.String("err", errText(err)))
-	}
-	logger.LogAttrs(ctx, level, "rwshard route", attrs...)
 }

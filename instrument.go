@@ -190,6 +190,13 @@ type StatementEnd struct {
 	// node after a connection failure.
 	Waited  time.Duration
 	Retried bool
+	// Targets are the nodes the plan let a read run on (Explain's
+	// targets); empty for a statement with one destination.
+	Targets []string
+	// Outcome is the judgement of the statement's last attempt: "ok",
+	// "not-sent", "refused", "server-error", "broke" (its outcome
+	// unknown) or "canceled" (its caller's context ended).
+	Outcome string
 	Err     error
 	// Duration until the statement returned (its rows not yet read).
 	Duration time.Duration

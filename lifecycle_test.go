@@ -17,15 +17,16 @@ import (
 )
 
 // NewConnector does no network I/O: with a replica that accepts TCP and
-// never answers, it returns while that replica's first probe still hangs,
-// and a read before the probes answered goes to the primary, counted as
-// "starting".
+// never answers, it returns while that replica's first probe still hangs.
+// The first read waits for the first round of probes, at most
+// connectTimeout, and then, with no replica probed, goes to the primary,
+// counted as "starting".
 func TestLabConnectorNoIO(t *testing.T) {
 	l := rwLab.Get(t)
 	bh, err := lab.NewBlackhole()
 	require.NoError(t, err)
 	defer bh.Close()
-	cfg, err := rwshard.ParseDSN(labDSN(l, "rwshard.probeTimeout=10s&rwshard.connectTimeout=10s"))
+	cfg, err := rwshard.ParseDSN(labDSN(l, "rwshard.probeTimeout=10s&rwshard.connectTimeout=1s"))
 	require.NoError(t, err)
 	cfg.Nodes = append(cfg.Nodes[:1], rwshard.Node{Name: "silent", Net: "tcp", Addr: bh.Addr()})
 	c, err := rwshard.NewConnector(cfg)
@@ -38,7 +39,10 @@ func TestLabConnectorNoIO(t *testing.T) {
 
 	var one int
 	db := sql.OpenDB(c)
+	start := time.Now()
 	require.NoError(t, db.QueryRow("SELECT 1").Scan(&one))
+	took := time.Since(start)
+	assert.True(t, took >= 900*time.Millisecond && took < 5*time.Second, "the read waited connectTimeout for the probes, not the probe timeout: %v", took)
 	assert.Equal(t, uint64(1), c.Stats().Routes["starting"], "%v", c.Stats().Routes)
 }
 

@@ -43,6 +43,17 @@ const (
 )
 
 func (cl *cluster) probe(ctx context.Context, i int) (health.Reading, error) {
+	r, err := cl.probeNode(ctx, i)
+	if err != nil && ctx.Err() == context.DeadlineExceeded {
+		// The probe's own timeout: said so, so that a statement whose
+		// error carries it is not taken for its caller's deadline.
+		err = fmt.Errorf("no answer within rwshard.probeTimeout (%s)", cl.cfg.ProbeTimeout)
+	}
+	return r, err
+}
+
+// probeNode is probe's work.
+func (cl *cluster) probeNode(ctx context.Context, i int) (health.Reading, error) {
 	n := cl.nodes[i]
 	if n.probeDB == nil {
 		conn, err := n.db.Conn(ctx)
@@ -75,11 +86,11 @@ func (cl *cluster) probe(ctx context.Context, i int) (health.Reading, error) {
 	switch {
 	case interrupted && err != nil:
 		err = ctx.Err()
-	case reused && connectionClass(ctx, err):
+	case reused && err != nil && judge(ctx, err).connectionFailed():
 		// The held connection broke after its check found it open (the
 		// server's or a middlebox's close still on its way): the node did
 		// not fail. Once more, on a new connection.
-		return cl.probe(ctx, i)
+		return cl.probeNode(ctx, i)
 	}
 	return r, err
 }

@@ -184,14 +184,6 @@ func foldRow(h *xxhash.Digest, dest []driver.Value) {
 	}
 }
 
-// replayable reports an error after which the transaction may be
-// replayed: its connection broke (sent or not), or the node turned
-// read-only under it (a switchover). The server rolled the transaction
-// back in every case.
-func replayable(ctx context.Context, err error) bool {
-	return isBadConn(err) || sentAndBroke(ctx, err) || errors.Is(err, ErrBrokenConnection) || readOnlyRejection(err)
-}
-
 // replayTx rebuilds the transaction on the primary after its connection
 // was lost with cause: a new connection (waiting for a usable primary up
 // to WritePause), BEGIN with the same options, every logged statement
@@ -229,9 +221,10 @@ func (c *conn) replayTx(ctx context.Context, cause error) error {
 			return fail("", "a result set of the transaction was still being read", quote(e.q), cause)
 		}
 	}
-	d := router.Decision{Target: router.ToPrimary, Reason: router.ReasonInTransaction}
+	r := routed{cls: router.Class{Kind: router.Write, Effect: router.TxBegin}}
+	p := plan{r: &r, reason: router.ReasonInTransaction}
 	var tx driver.Tx
-	b, err := c.dispatchPrimary(ctx, router.Class{Kind: router.Write}, d, "BEGIN", func(dc driver.Conn) (err error) {
+	b, err := c.runPrimary(ctx, &p, router.ReasonInTransaction, "BEGIN", func(dc driver.Conn) (err error) {
 		tx, err = beginTx(ctx, dc, l.opts)
 		return err
 	})

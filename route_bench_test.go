@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/rwshard/rwshard/hint"
-	"github.com/rwshard/rwshard/router"
 )
 
 // nullConnector is a backend that is never dialed: the routing benchmarks
@@ -48,13 +47,13 @@ func benchConnWith(tb testing.TB, edit func(*Config)) *conn {
 // context and the comment, the decision, the read rules and the balancer's
 // pick, or the primary.
 func (c *conn) decide(ctx context.Context, q string) (*node, error) {
+	var p plan
 	var r routed
-	if _, err := c.route(ctx, q, nil, &r); err != nil {
+	if err := c.plan(ctx, q, nil, &p, &r); err != nil {
 		return nil, err
 	}
-	if r.d.Target == router.ToReplica {
-		f := c.filter(ctx, r.h)
-		if n, _ := c.cl.pickReader(&f); n != nil {
+	if p.where == toReplicas {
+		if n := c.cl.pick(p.targets); n != nil {
 			return n, nil
 		}
 	}

@@ -31,8 +31,11 @@ type rows struct {
 	write bool
 	// log is the transaction replay entry of these rows (Config.TxReplay).
 	log *txEntry
-	st  driver.Stmt
-	b   *backend
+	// gen and lost are the session tracker's counts when the statement
+	// began: a write's GTID is what it reports by the rows' end.
+	gen, lost uint64
+	st        driver.Stmt
+	b         *backend
 }
 
 // Next reads a row, folding it into the replay checksum when the rows
@@ -55,7 +58,7 @@ func (r *rows) Close() error {
 		r.log.closed = true
 		r.log = nil
 	}
-	b, c, write, ctx := r.b, r.c, r.write, r.ctx
+	b, c, write, ctx, gen, lost := r.b, r.c, r.write, r.ctx, r.gen, r.lost
 	r.b, r.c, r.ctx = nil, nil, nil
 	if b != nil {
 		// r may be b's own (backend.rows): releasing b recycles it, so r
@@ -68,7 +71,7 @@ func (r *rows) Close() error {
 			c.rowsOut = false
 		}
 		if write {
-			c.rowsWrote(ctx, err)
+			c.rowsWrote(ctx, err, gen, lost)
 		}
 		c.unpin()
 	}
@@ -82,11 +85,15 @@ func (r *rows) Close() error {
 // RETURNING) were just closed with err: as wrote does once they were read
 // to the end; in autocommit, as a write of unknown outcome (unsure) when
 // the connection broke under them.
-func (c *conn) rowsWrote(ctx context.Context, err error) {
+func (c *conn) rowsWrote(ctx context.Context, err error, gen, lost uint64) {
 	switch {
+	case !c.ryw:
 	case err == nil && c.sess != nil:
-		c.wrote(ctx, c.sess, true)
-	case err != nil && c.ryw && !c.inTx() && mayHaveRun(err):
+		c.pendingWrite, c.pendingSess = true, c.scope(ctx)
+		if !c.inTx() {
+			c.commitAt(c.sess, gen, lost)
+		}
+	case err != nil && !c.inTx() && judge(ctx, err).mayHaveRun():
 		c.unsure(c.scope(ctx))
 	}
 }

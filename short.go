@@ -153,9 +153,19 @@ func (c *conn) shortFailed(ctx context.Context, ps *stmt, si *shortInfo, err err
 		ps.bc.stmts.drop(ps.q)
 	}
 	c.cl.budget.Request()
-	c.cl.count(r.d.Reason, r.cls.Kind, b, err)
-	b.node.meters.latency(r.cls.Kind, d)
-	_, err, _ = c.heldFailed(ctx, r, ps.q, nil, b, err)
+	c.ran, c.final, c.out = int32(b.node.index+1), r.d.Reason, judge(ctx, err)
+	if c.out != notSent {
+		b.node.queries.Add(1)
+	}
+	b.node.meters.serverError(err)
+	if c.out.connectionFailed() {
+		b.node.errors.Add(1)
+	}
+	p := plan{r: r, reason: r.d.Reason, where: toHeld, effects: r.cls.Effect}
+	c.cl.account(c, &p, d)
+	// In a transaction without a replay log nothing is run again: the
+	// connection's state is the transaction's.
+	_, err = c.heldFailed(ctx, &p, ps.q, nil, b, c.out, err)
 	return err
 }
 

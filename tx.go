@@ -1,12 +1,183 @@
 package rwshard
 
-import "database/sql/driver"
+import (
+	"context"
+	"database/sql/driver"
+	"errors"
+
+	"github.com/rwshard/rwshard/hint"
+	"github.com/rwshard/rwshard/router"
+)
 
 var _ driver.Tx = (*txn)(nil)
 
 // txn is a BeginTx transaction: the logical connection, whose statements
-// all run on its pinned backend connection until Commit or Rollback.
+// all run on its held backend connection until Commit or Rollback.
 type txn conn
 
 func (t *txn) Commit() error   { return (*conn)(t).endTx(true) }
 func (t *txn) Rollback() error { return (*conn)(t).endTx(false) }
+
+// BeginTx opens a transaction on the primary, or on a replica for a
+// read-only transaction when Config.ReadOnlyTx is "replica". Every
+// statement of the transaction runs on its connection. Isolation levels go
+// to the server unchanged.
+func (c *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
+	if c.broken {
+		return nil, driver.ErrBadConn
+	}
+	if c.inTx() {
+		return nil, routeErr(nil, router.ReasonInTransaction, "BEGIN",
+			errors.New("a transaction is already open on this connection (text BEGIN or autocommit=0)"))
+	}
+	if tt := c.cl.txTracer; tt != nil {
+		c.txCtx, c.txStart = tt.TxStart(ctx, TxStart{ReadOnly: opts.ReadOnly, Isolation: int(opts.Isolation)}), monotonic()
+		ctx = c.txCtx
+	}
+	tx, err := c.beginTx(ctx, opts)
+	if err != nil {
+		c.traceTx(false, err)
+	}
+	return tx, err
+}
+
+// Begin starts a default transaction.
+func (c *conn) Begin() (driver.Tx, error) { return c.BeginTx(context.Background(), driver.TxOptions{}) }
+
+// beginTx plans and runs the BEGIN: on the held connection or the
+// primary's, or, for a read-only transaction with Config.ReadOnlyTx
+// "replica", on a replica the read rules choose (the context's pool and
+// lag hints apply; pool rules, by table or text, cannot: no statement is
+// known yet). A BEGIN changes no data: a connection that breaks under it
+// is replaced, as for any statement that did not run.
+func (c *conn) beginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
+	var tx driver.Tx
+	begin := func(dc driver.Conn) (err error) {
+		tx, err = beginTx(ctx, dc, opts)
+		return err
+	}
+	r := routed{cls: router.Class{Kind: router.Write, Effect: router.TxBegin},
+		d: router.Decision{Target: router.ToPrimary, Reason: router.ReasonInTransaction}}
+	p := plan{r: &r, reason: router.ReasonInTransaction}
+	c.ran, c.out = 0, ranOK
+	var b *backend
+	var err error
+	if opts.ReadOnly && c.cl.cfg.ReadOnlyTx == TxReadReplica {
+		if c.sess != nil && !c.keep() {
+			c.sess.release(false) // the held primary connection is not this transaction's
+			c.sess = nil
+		}
+		ch, _ := hint.FromContext(ctx)
+		r.cls.Kind, r.d.Target = router.Read, router.ToReplica
+		r.h = hint.Hint{Pool: ch.Pool, MaxLag: ch.MaxLag}
+		p.where = toReplicas
+		if err = c.planRead(ctx, "BEGIN", &p); err == nil {
+			b, err = c.runRead(ctx, &p, "BEGIN", begin)
+		}
+	} else {
+		if c.heldPrimary() {
+			p.where = toHeld
+		}
+		b, err = c.execute(ctx, &p, "BEGIN", begin)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if b != nil {
+		c.sess = b
+	}
+	c.tx, c.txWrites = tx, false
+	c.hintOf(ctx) // the transaction's statements usually run in its context
+	c.pendingWrite, c.pendingSess = false, c.scope(ctx)
+	if c.cl.cfg.TxReplay && c.cl.isPrimary(c.sess.node) {
+		c.replay = &txLog{opts: opts}
+	}
+	c.armGuard()
+	return (*txn)(c), nil
+}
+
+// traceTx ends a BeginTx transaction's trace. It inlines: without a
+// tracer a transaction's end makes no call for it.
+func (c *conn) traceTx(commit bool, err error) {
+	if c.cl.txTracer != nil && c.txCtx != nil {
+		c.endTrace(commit, err)
+	}
+}
+
+// endTrace is traceTx's work.
+func (c *conn) endTrace(commit bool, err error) {
+	tt := c.cl.txTracer
+	e := TxEnd{Commit: commit, Err: err, Duration: monotonic() - c.txStart}
+	if c.sess != nil {
+		e.Node, e.Addr = c.sess.node.name, c.cl.cfg.Nodes[c.sess.node.index].Addr
+	}
+	tt.TxEnd(c.txCtx, e)
+	c.txCtx = nil
+}
+
+// endTx commits or rolls back the BeginTx transaction.
+func (c *conn) endTx(commit bool) error {
+	c.flushTally()
+	op := "COMMIT"
+	if !commit {
+		op = "ROLLBACK"
+	}
+	if c.guard != nil && c.guard.expired() {
+		err := c.expired(op)
+		c.traceTx(commit, err)
+		if !commit {
+			return nil // it is rolled back
+		}
+		return err
+	}
+	c.disarmGuard()
+	if c.tx == nil {
+		err := routeErr(nil, 0, "", errors.New("no transaction is open"))
+		if c.broken {
+			// The transaction was lost with its connection (and said so);
+			// nothing of it was committed.
+			err = c.lostErr()
+		}
+		c.traceTx(commit, err)
+		return err
+	}
+	b := c.sess
+	c.gen, c.lost = b.mark()
+	var err error
+	if commit {
+		err = c.tx.Commit()
+		if err != nil && c.replay != nil && readOnlyRejection(err) {
+			// The server refused the COMMIT (the node turned read-only):
+			// nothing was committed; replay on the new primary, commit there.
+			if err = c.replayTx(context.Background(), err); err == nil {
+				b = c.sess
+				c.gen, c.lost = b.mark()
+				err = c.tx.Commit()
+			} else {
+				c.traceTx(commit, err)
+				return err
+			}
+		}
+	} else {
+		err = c.tx.Rollback()
+	}
+	c.tx, c.replay = nil, nil
+	c.plainCtx, c.ctxScope = nil, nil // see hintOf
+	c.traceTx(commit, err)
+	out := judge(context.Background(), err)
+	switch {
+	case err != nil:
+		if commit && c.pendingWrite && out.mayHaveRun() {
+			c.unsure(c.pendingSess) // the COMMIT may have run
+		}
+		c.pendingWrite, c.pendingSess = false, nil
+		err = c.sessionErr(err, out, router.ReasonInTransaction, op, commit && c.txWrites)
+	case commit && c.pendingWrite:
+		c.commitWrite(b)
+	default: // nothing to record: no write, or no session to record it in
+		c.pendingWrite, c.pendingSess = false, nil
+	}
+	c.txWrites = false
+	c.unpin()
+	return err
+}

@@ -61,23 +61,21 @@ func (c *conn) armGuard() {
 	c.guard = g
 }
 
-// enterGuard marks a statement running in the guarded transaction; an
+// enter marks a statement of c running in the guarded transaction; an
 // error if the transaction already expired.
-func (c *conn) enterGuard(q string) error {
-	g := c.guard
-	if g == nil || g.state.CompareAndSwap(guardIdle, guardBusy) {
+func (g *txGuard) enter(c *conn, q string) error {
+	if g.state.CompareAndSwap(guardIdle, guardBusy) {
 		return nil
 	}
-	if g.state.Load() == guardExpired {
+	if g.expired() {
 		return c.expired(q)
 	}
 	return nil
 }
 
-// leaveGuard ends the statement: the idle time counts from now.
-func (c *conn) leaveGuard() {
-	g := c.guard
-	if g == nil || !g.state.CompareAndSwap(guardBusy, guardIdle) {
+// leave ends the statement: the idle time counts from now.
+func (g *txGuard) leave() {
+	if !g.state.CompareAndSwap(guardBusy, guardIdle) {
 		return
 	}
 	if g.idle != nil {
@@ -85,35 +83,34 @@ func (c *conn) leaveGuard() {
 	}
 }
 
-// disarmGuard ends the guards when the transaction ends; true when it had
-// expired.
-func (c *conn) disarmGuard() bool {
+// expired reports that the idle timer cut the transaction.
+func (g *txGuard) expired() bool { return g.state.Load() == guardExpired }
+
+// disarmGuard ends the guards when the transaction ends.
+func (c *conn) disarmGuard() {
 	g := c.guard
 	if g == nil {
-		return false
+		return
 	}
 	c.guard = nil
-	expired := g.state.Swap(guardDone) == guardExpired
+	g.state.Store(guardDone)
 	if g.idle != nil {
 		g.idle.Stop()
 	}
 	if g.old != nil {
 		g.old.Stop()
 	}
-	return expired
 }
 
 // expired gives up the transaction that the idle timer cut: the logical
-// connection is broken (its session is gone) and the caller is told why.
+// connection is broken (its session is gone) and the caller is told why,
+// at this statement and at the Commit that follows.
 func (c *conn) expired(q string) error {
-	c.disarmGuard()
-	node := ""
+	var n *node
 	if c.sess != nil {
-		node = c.sess.node.name
-		c.sess.release(true)
-		c.sess = nil
+		n = c.sess.node
 	}
-	c.tx = nil
-	c.broken = true
-	return &RouteError{Node: node, Reason: router.ReasonInTransaction.String(), Statement: quote(q), Err: ErrTxIdleTimeout}
+	err := routeErr(n, router.ReasonInTransaction, q, ErrTxIdleTimeout)
+	c.breakSession(err)
+	return err
 }

@@ -25,6 +25,7 @@ const (
 	TxIdleTimeout                           // an idle transaction was rolled back (Config.TxIdleTimeout)
 	TxReplayed                              // a transaction whose connection was lost was replayed (Config.TxReplay)
 	ReplayRefused                           // a transaction could not be replayed: it failed
+	ReadWithoutPrimary                      // the primary was away: a read went to the most advanced replica without its scope's last write known there
 
 	// NumEventKinds bounds the kinds, for arrays of counters.
 	NumEventKinds
@@ -44,7 +45,7 @@ var kindNames = map[EventKind]string{
 	PrimaryLost: "primary-lost", PrimaryFound: "primary-found", SwitchoverFollowed: "switchover-followed",
 	SplitBrain: "split-brain", FallbackToPrimary: "fallback-to-primary", ReadRetried: "read-retried",
 	LongTransaction: "long-transaction", TxIdleTimeout: "tx-idle-timeout",
-	TxReplayed: "tx-replayed", ReplayRefused: "replay-refused",
+	TxReplayed: "tx-replayed", ReplayRefused: "replay-refused", ReadWithoutPrimary: "read-without-primary",
 }
 
 func (k EventKind) String() string {

@@ -95,6 +95,7 @@ type Node struct {
 	lag       atomic.Int64 // nanoseconds; -1 unknown
 	asOf      atomic.Int64 // unix nanos: has everything the primary committed before; 0 unknown
 	probed    atomic.Bool  // at least one probe answered
+	seen      atomic.Bool  // a probe answered or failed once (see setUp)
 	failures  atomic.Int32 // consecutive traffic failures
 	position  atomic.Pointer[GTIDSet]
 	lastError atomic.Pointer[error]
@@ -113,8 +114,9 @@ type Node struct {
 // just before the move would have.
 func (n *Node) IsPrimary() bool { return n.primary.Load() }
 
-// Up reports whether the node is in rotation: its last probe answered and
-// traffic has not failed FailAfter times in a row since.
+// Up reports whether the node is in rotation: a probe answered (once
+// the monitor started), its last probe did, and traffic has not failed
+// FailAfter times in a row since.
 func (n *Node) Up() bool { return n.up.Load() }
 
 // Fenced reports a replica over the lag limit or with replication stopped.
@@ -274,6 +276,12 @@ func (m *Monitor) EventCounts() map[EventKind]uint64 {
 func (m *Monitor) Start() {
 	if !m.started.CompareAndSwap(false, true) {
 		return
+	}
+	// A node serves only once a probe answered: until then it is out of
+	// rotation, and the primary not usable (writes wait for its probe).
+	// Without probes (a Monitor never started) every node is up.
+	for _, n := range m.nodes {
+		n.up.Store(false)
 	}
 	m.deliver.Add(1)
 	go func() { defer m.deliver.Done(); m.agg.deliver(m.opts.Observer) }()
@@ -533,10 +541,21 @@ func (m *Monitor) setFenced(i int, fenced bool, why string) {
 
 func (m *Monitor) setUp(i int, up bool, err error) {
 	n := m.nodes[i]
-	if n.up.Swap(up) == up {
+	first := !n.seen.Swap(true)
+	if n.up.Swap(up) == up && !first {
 		return
 	}
 	e := Event{Kind: NodeUp, Node: n.Name}
+	if first && up {
+		// Its first probe answered: it starts serving, which is no news
+		// for an operator. Writes waiting for it look.
+		if i == int(m.primary.Load()) {
+			m.mu.Lock()
+			m.notifyLocked()
+			m.mu.Unlock()
+		}
+		return
+	}
 	if !up {
 		e = Event{Kind: NodeDown, Node: n.Name, Err: err, Code: errCode(err)}
 		if m.opts.Down != nil {

@@ -252,6 +252,7 @@ rwshard_routes_total{reason="in-transaction"} 0
 rwshard_routes_total{reason="locking-read"} 0
 rwshard_routes_total{reason="max-lag"} 0
 rwshard_routes_total{reason="no-healthy-replica"} 0
+rwshard_routes_total{reason="primary-away"} 0
 rwshard_routes_total{reason="read-your-writes"} 0
 rwshard_routes_total{reason="replica"} 1
 rwshard_routes_total{reason="session-pinned"} 0

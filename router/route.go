@@ -36,6 +36,7 @@ const (
 	ReasonMaxLag                         // healthy replicas, none within the hint's lag bound: primary
 	ReasonStarting                       // replicas not probed yet (the connector just opened): primary
 	ReasonStoredFunction                 // a read calling a stored function that may write: primary
+	ReasonPrimaryAway                    // a read for the primary while it is away: the most advanced replica
 	// NumReasons is the number of reasons, for arrays of counters.
 	NumReasons
 )
@@ -55,6 +56,7 @@ var reasonNames = [NumReasons]string{
 	ReasonMaxLag:           "max-lag",
 	ReasonStarting:         "starting",
 	ReasonStoredFunction:   "stored-function",
+	ReasonPrimaryAway:      "primary-away",
 }
 
 // String returns the reason's name, e.g. "locking-read".

@@ -1,0 +1,482 @@
+package rwshard
+
+import (
+	"cmp"
+	"context"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/rwshard/rwshard/health"
+	"github.com/rwshard/rwshard/router"
+)
+
+// The executor: it carries out a plan (plan.go). It owns connection
+// checkout, the application of session variables, the one bounded retry
+// loop of each kind of plan (a read moves to another node; a statement
+// for the primary waits up to WritePause for one and is sent again only
+// when it provably did not run or changes no data), and the hand-over to
+// transaction replay. Every failed attempt is judged once (outcome.go).
+
+// results is what running a statement on a backend connection produced.
+type results struct {
+	rows driver.Rows
+	st   driver.Stmt // one-off statement to close after rows
+	res  driver.Result
+}
+
+// work runs a statement on a backend connection and leaves what it
+// produced where its maker reads it (an outcome the closure captured): the
+// layers between them pass no result back up, and no pointer to one
+// escapes through the call of a func value.
+type work func(driver.Conn) error
+
+// maxBadConnRetries bounds the retries on fresh backend connections after
+// the driver proved a statement was not sent (driver.ErrBadConn), as
+// database/sql does.
+const maxBadConnRetries = 2
+
+// run plans and executes statement q. It returns the backend connection
+// it ran on for the caller to release, or nil when it ran on (or now is)
+// the held connection c.sess; p is left with the plan, p.r nil when
+// planning failed.
+func (c *conn) run(ctx context.Context, q string, ps *stmt, p *plan, rt *routed, out *results, do work) (b *backend, took time.Duration, err error) {
+	start := monotonic()
+	c.ran, c.waited, c.retried, c.out = 0, 0, false, ranOK
+	if err = c.plan(ctx, q, ps, p, rt); err != nil {
+		p.r = nil
+		return nil, monotonic() - start, err
+	}
+	c.final = p.reason
+	if c.guard != nil {
+		if err = c.guard.enter(c, q); err != nil {
+			return nil, monotonic() - start, err
+		}
+	}
+	c.cl.budget.Request() // every statement earns its share of retries
+	if p.r.cls.Effect == router.ReplayState {
+		b, err = c.runSet(ctx, p, q, out)
+	} else {
+		b, err = c.execute(ctx, p, q, do)
+	}
+	if c.guard != nil {
+		c.guard.leave()
+	}
+	took = monotonic() - start
+	c.cl.account(c, p, took)
+	if err != nil && c.ryw {
+		c.failedWrite(ctx, &p.r.cls)
+	}
+	return b, took, err
+}
+
+// execute runs do as p says. The backend it returns is the caller's to
+// release; nil means it ran on c.sess, the connection the logical
+// connection holds, which a statement run on the primary becomes when
+// it held none.
+func (c *conn) execute(ctx context.Context, p *plan, q string, do work) (*backend, error) {
+	var b *backend
+	var err error
+	switch p.where {
+	case toHeld:
+		return nil, c.runHeld(ctx, p, q, do)
+	case toReplicas:
+		b, err = c.runRead(ctx, p, q, do)
+	case toNode:
+		var out outcome
+		if b, out, err = c.attempt(ctx, p.node, p, q, do); out != ranOK {
+			c.out = out
+			return nil, err
+		}
+	default:
+		b, err = c.runPrimary(ctx, p, p.reason, q, do)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if c.sess == nil && c.cl.isPrimary(b.node) {
+		c.sess = b // kept for the caller (see conn)
+		return nil, nil
+	}
+	return b, nil
+}
+
+// attempt runs do on a connection of n, with the logical connection's
+// session variables applied, and judges the outcome. It retries on fresh
+// connections while the driver proves nothing was sent (a pooled
+// connection the server closed). On success the connection stays checked
+// out and is returned; a nil do only checks one out.
+func (c *conn) attempt(ctx context.Context, n *node, p *plan, q string, do work) (*backend, outcome, error) {
+	c.reached(n)
+	for try := 0; ; try++ {
+		b, err := n.acquire(ctx)
+		if err != nil {
+			out := judge(ctx, err)
+			if out != refused {
+				// As go-sql-driver's: the server's refusal (a wrong
+				// password, an unknown database) unwrapped, else the cause.
+				if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+					// rwshard's connect timeout, not the caller's deadline,
+					// which a caller would take it for.
+					err = fmt.Errorf("no answer within rwshard.connectTimeout (%s)", c.cl.cfg.ConnectTimeout)
+				}
+				out, err = notSent, connectErr(err)
+				n.errors.Add(1)
+			}
+			c.out = out
+			return nil, out, err
+		}
+		if do == nil {
+			return b, ranOK, nil
+		}
+		out, err := c.runOn(ctx, p, b, do)
+		if out == ranOK {
+			return b, ranOK, nil
+		}
+		interrupted := b.bc != nil && b.bc.interrupted.Load()
+		b.release(isBadConn(err)) // a connection the driver knows broken its pool drops (IsValid)
+		switch {
+		case interrupted:
+			c.out = broke
+			return nil, broke, fmt.Errorf("%w: %w", errInterrupted, err)
+		case !isBadConn(err):
+			return nil, out, err // the server's own error, unwrapped
+		case try == maxBadConnRetries:
+			return nil, notSent, ErrBrokenConnection
+		}
+	}
+}
+
+// runOn runs do on b, with the logical connection's session variables
+// applied, judges its outcome and counts it on b's node.
+func (c *conn) runOn(ctx context.Context, p *plan, b *backend, do work) (outcome, error) {
+	n := b.node
+	c.reached(n)
+	c.gen, c.lost = b.mark()
+	start := monotonic()
+	err := b.applyVars(ctx, &c.vars)
+	if err == nil {
+		err = do(b.dc)
+	}
+	out := judge(ctx, err)
+	c.out = out
+	if out != notSent && p.stmt {
+		n.queries.Add(1)
+	}
+	if out == ranOK {
+		n.observe(start)
+		n.h.Success()
+		if !n.reached.Load() { // a store would take the cache line from every other core
+			n.reached.Store(true)
+		}
+		return ranOK, nil
+	}
+	n.meters.serverError(err)
+	if out.connectionFailed() {
+		n.errors.Add(1)
+	}
+	return out, err
+}
+
+// runHeld runs a statement on the held connection, taking one of the
+// primary if there is none, and applies the plan's effects to the
+// session when it succeeds.
+func (c *conn) runHeld(ctx context.Context, p *plan, q string, do work) error {
+	for again := 0; ; again++ {
+		b, err := c.held(ctx, p, q)
+		if err != nil {
+			return err
+		}
+		out, err := c.runOn(ctx, p, b, do)
+		if out == ranOK {
+			if c.inTx() && changesData(&p.r.cls) {
+				c.txWrites = true
+			}
+			if p.effects != 0 {
+				c.applyEffects(p.effects)
+			}
+			return nil
+		}
+		retry, err := c.heldFailed(ctx, p, q, do, b, out, err)
+		if !retry || again == maxBadConnRetries {
+			return err
+		}
+	}
+}
+
+// held returns the held connection, checked if it is due (checkHeld), or
+// takes a connection of the primary, waiting for one as a write does.
+func (c *conn) held(ctx context.Context, p *plan, q string) (*backend, error) {
+	c.checkHeld(ctx)
+	if c.sess != nil {
+		return c.sess, nil
+	}
+	b, err := c.runPrimary(ctx, p, p.reason, q, nil)
+	if err != nil {
+		return nil, err
+	}
+	c.sess = b
+	return b, nil
+}
+
+// heldFailed handles the failed attempt of a statement on the held
+// connection b. retry says the statement is to run again on c.sess (its
+// transaction replayed there) or on a fresh connection of the primary (the
+// held one, without state, was let go); otherwise err is the caller's.
+func (c *conn) heldFailed(ctx context.Context, p *plan, q string, do work, b *backend, out outcome, err error) (retry bool, _ error) {
+	rejected := readOnlyRejection(err)
+	switch {
+	case c.replay != nil && c.tx != nil && (out.connectionFailed() || rejected):
+		// The transaction's connection is lost: rebuild it on the
+		// primary and run this statement there.
+		if rerr := c.replayTx(ctx, err); rerr != nil {
+			return false, rerr
+		}
+		return true, nil
+	case c.cl.cfg.Backend.RejectReadOnly && serverErrno(err) == 1792:
+		// A write in a read-only transaction, with rejectReadOnly=true
+		// in the DSN: as go-sql-driver does then, the connection is given
+		// up (driver.ErrBadConn; the statement did not run) and
+		// database/sql runs it on another.
+		return false, c.lose()
+	case !c.keep() && (out.connectionFailed() || rejected):
+		// The held connection carried no state: let it go. A statement
+		// that may have changed data did so or not (outcome unknown); any
+		// other did not run and goes to a fresh connection.
+		n := b.node
+		if rejected {
+			c.cl.mon.ReadOnly(n.index)
+		} else {
+			c.cl.mon.Failure(n.index, err)
+		}
+		c.sess.release(!rejected)
+		c.sess = nil
+		if out == broke && changesData(&p.r.cls) {
+			return false, outcomeUnknown(n, p.reason, q, err)
+		}
+		return true, nil
+	}
+	return false, c.sessionErr(err, out, p.reason, q, c.commits(p))
+}
+
+// runRead runs a read on one of the plan's targets, moving to another
+// when one fails before answering (within the retry budget), then to the
+// fallback.
+func (c *conn) runRead(ctx context.Context, p *plan, q string, do work) (*backend, error) {
+	var excl nodeSet
+	for p.targets&^excl != 0 {
+		n := c.cl.pick(p.targets &^ excl)
+		if n == nil {
+			break
+		}
+		wait := p.wait
+		if !wait.IsZero() && n.has(wait) {
+			wait = health.GTIDSet{} // it caught up since the plan was made
+		}
+		b, out, err := c.attempt(ctx, n, p, q, c.withWait(ctx, n, wait, do))
+		switch {
+		case out == ranOK:
+			return b, nil
+		case errors.Is(err, errNotCaughtUp):
+			c.final = router.ReasonReadYourWrites
+			return c.readFallback(ctx, p, q, do, excl)
+		case readOnlyRejection(err) && !c.cl.isPrimary(n):
+			// The read writes (a stored function): the replica refused
+			// it, so it did not run. It runs on the primary as a write,
+			// now and from now on.
+			c.cl.rememberPrimaryOnly(q)
+			c.final = router.ReasonStoredFunction
+			return c.runPrimary(ctx, p, router.ReasonStoredFunction, q, do)
+		case !out.connectionFailed():
+			return nil, err // the server's answer, or the caller's context
+		}
+		c.cl.mon.Failure(n.index, err)
+		// A read rwshard itself interrupted is retried whatever the
+		// budget: the node is out, and the read had no answer yet.
+		if !errors.Is(err, errInterrupted) && !c.cl.budget.Retry(time.Now()) {
+			return nil, routeErr(n, c.final, q, err)
+		}
+		c.cl.mon.Emit(health.Event{Kind: health.ReadRetried, Node: n.name, Err: err})
+		n.retries.Add(1)
+		c.retried = true
+		excl = excl.with(n.index)
+	}
+	if p.fallbackErr != nil {
+		return nil, p.fallbackErr
+	}
+	c.final = p.fallback
+	if p.fallback == router.ReasonNoHealthyReplica {
+		c.cl.mon.Emit(health.Event{Kind: health.FallbackToPrimary, Node: c.cl.primary().name, Detail: "no replica qualified"})
+	}
+	return c.readFallback(ctx, p, q, do, excl)
+}
+
+// readFallback runs a read that no target served on the primary; while
+// the primary is away, on the most advanced replica that is up (the
+// scope's last write may not be there: the event and the route reason
+// primary-away say so). A read never fails while a replica is up.
+func (c *conn) readFallback(ctx context.Context, p *plan, q string, do work, excl nodeSet) (*backend, error) {
+	cl := c.cl
+	prim := cl.primary()
+	var cause error
+	if _, ok := cl.mon.Primary(); ok || !cl.probing {
+		b, out, err := c.attempt(ctx, prim, p, q, do)
+		if out == ranOK || !out.connectionFailed() {
+			return b, err
+		}
+		cl.mon.Failure(prim.index, err)
+		cause = err
+	}
+	n := cl.mostAdvanced(excl.with(prim.index))
+	if n == nil {
+		return nil, routeErr(prim, c.final, q, fmt.Errorf("%w and no replica is up: %w", ErrPrimaryUnavailable,
+			cmp.Or(cause, prim.h.LastError(), error(errPrimaryAway))))
+	}
+	c.final = router.ReasonPrimaryAway
+	cl.degraded.Add(1)
+	cl.mon.Emit(health.Event{Kind: health.ReadWithoutPrimary, Node: n.name,
+		Detail: "the primary is away: the most advanced replica served a read its scope's last write may not have reached"})
+	b, _, err := c.attempt(ctx, n, p, q, do)
+	return b, err
+}
+
+// errPrimaryAway: health has no usable primary.
+var errPrimaryAway = errors.New("no usable primary")
+
+// runPrimary runs a statement on the primary, routed for reason. While
+// there is no usable primary (down, read-only, being switched over) it
+// waits up to WritePause for one, without sending anything; then it
+// fails with ErrPrimaryUnavailable wrapping the cause. An attempt that
+// did not run (not sent, refused as read-only after a switchover) or
+// that changes no data is made again on the primary found next; one that
+// may have changed data and broke fails with ErrOutcomeUnknown. A nil do
+// only checks a connection out.
+func (c *conn) runPrimary(ctx context.Context, p *plan, reason router.Reason, q string, do work) (*backend, error) {
+	if c.sess != nil && !c.keep() && !c.cl.isPrimary(c.sess.node) {
+		c.sess.release(false) // held for a node that is no longer the primary
+		c.sess = nil
+	}
+	cl := c.cl
+	deadline := clockBase.Add(monotonic() + cl.cfg.WritePause) // time.Now().Add, monotonic only
+	var cause error
+	rejected := false
+	for {
+		n, err := c.waitPrimary(ctx, deadline, reason, q, cause)
+		if err != nil {
+			return nil, err
+		}
+		b, out, err := c.attempt(ctx, n, p, q, do)
+		switch {
+		case out == ranOK:
+			return b, nil
+		case errors.Is(err, ErrBrokenConnection):
+			// Fresh connections broke one after another before anything
+			// was sent: database/sql's own bound, reached on this node.
+			cl.mon.Failure(n.index, err)
+			return nil, routeErr(n, reason, q, err)
+		case out == notSent || out == broke && !changesData(&p.r.cls):
+			cl.mon.Failure(n.index, err)
+		case readOnlyRejection(err) && !rejected:
+			rejected = true
+			cl.mon.ReadOnly(n.index)
+		case out == broke:
+			cl.mon.Failure(n.index, err)
+			return nil, outcomeUnknown(n, reason, q, err)
+		default:
+			return nil, err // the server's answer, or the caller's context
+		}
+		cause = err
+		left := time.Until(deadline)
+		if left <= 0 {
+			return nil, c.unavailable(n, reason, q, cause)
+		}
+		cl.mon.Kick()
+		// Wait for news from the probes, not in a loop of connects.
+		if err := cl.awaitNews(ctx, min(left, cl.cfg.ProbeInterval/4)); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// waitPrimary returns the primary once it is usable, waiting for the
+// monitor's news until deadline.
+func (c *conn) waitPrimary(ctx context.Context, deadline time.Time, reason router.Reason, q string, cause error) (*node, error) {
+	cl := c.cl
+	for {
+		i, ok := cl.mon.Primary()
+		if cl.mon.SplitBrain() {
+			return nil, routeErr(nil, reason, q, ErrSplitBrain)
+		}
+		n := cl.nodes[i]
+		if ok || !cl.probing {
+			return n, nil
+		}
+		last := n.h.LastError()
+		if last != nil && judge(ctx, last) == refused && !readOnlyRejection(last) {
+			return nil, last // the server refuses this user or database: waiting would not change it
+		}
+		if time.Until(deadline) <= 0 {
+			return nil, c.unavailable(n, reason, q, cmp.Or(cause, last,
+				error(fmt.Errorf("%s is not a usable primary (read-only or replicating)", n.name))))
+		}
+		if err := cl.awaitNews(ctx, time.Until(deadline)); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// unavailable is the error of a statement for the primary that waited
+// WritePause for a usable one; n is the node last taken as primary.
+func (c *conn) unavailable(n *node, reason router.Reason, q string, cause error) error {
+	c.out = notSent
+	return routeErr(n, reason, q, fmt.Errorf("%w after waiting %s: %w", ErrPrimaryUnavailable, c.cl.cfg.WritePause, bare(cause)))
+}
+
+// withWait makes do wait on replica n until it has applied gtid, up to
+// CausalTimeout; errNotCaughtUp if it does not. A wait that succeeds is
+// remembered (node.applied): the next reads for that position need none.
+func (c *conn) withWait(ctx context.Context, n *node, gtid health.GTIDSet, do work) work {
+	if gtid.IsZero() {
+		return do
+	}
+	return func(dc driver.Conn) error {
+		q := "SELECT MASTER_GTID_WAIT(?, ?)"
+		if _, mysqlSet := gtid.MySQL(); mysqlSet {
+			q = "SELECT WAIT_FOR_EXECUTED_GTID_SET(?, ?)"
+		}
+		args := []driver.NamedValue{{Ordinal: 1, Value: gtid.String()}, {Ordinal: 2, Value: c.cl.cfg.CausalTimeout.Seconds()}}
+		start := monotonic()
+		v, err := queryValue(ctx, dc, q, args)
+		if err != nil {
+			return err
+		}
+		took := monotonic() - start
+		c.waited += took
+		caught := fmt.Sprint(v) == "0"
+		n.meters.wait(took, caught)
+		if !caught {
+			return errNotCaughtUp
+		}
+		n.applied(gtid)
+		return do(dc)
+	}
+}
+
+// runSet runs a SET that becomes part of the state applied to every
+// backend connection (router.ReplayState): applying it where the
+// statement runs (the primary, or the transaction's connection) checks
+// it, as running it would.
+func (c *conn) runSet(ctx context.Context, p *plan, q string, out *results) (*backend, error) {
+	as, _ := router.ReplayableSet(q)
+	prev := c.vars
+	c.vars = prev.with(as)
+	b, err := c.execute(ctx, p, q, func(driver.Conn) error { // applyVars ran it
+		out.res, out.rows = driver.RowsAffected(0), noRows{}
+		return nil
+	})
+	if err != nil {
+		c.vars = prev
+	}
+	return b, err
+}

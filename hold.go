@@ -1,0 +1,204 @@
+package rwshard
+
+import (
+	"context"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+
+	"github.com/rwshard/rwshard/router"
+)
+
+// hold is the session state machine of a logical connection: the backend
+// connection it holds (conn.sess, on the connection's first cache line
+// with the transaction, tx, and the flags every statement tests: broken,
+// unchecked, dirty) and what keeps it held. A transaction (BeginTx,
+// text BEGIN, autocommit=0) or session state that cannot be replayed
+// pins the logical connection to sess: every statement runs there. State
+// only statements on the primary see (PrimaryState), or result sets still
+// open, keep sess without pinning reads. Without any of these, sess is
+// the primary connection the logical connection last used, kept as one
+// go-sql-driver connection would be.
+type hold struct {
+	textTx        bool // BEGIN / START TRANSACTION seen, not yet ended
+	autocommitOff bool // SET autocommit=0 in force
+	primaryState  bool // sess carries state only primary statements see (PrimaryState): kept, not pinned
+	rowsOut       bool // conn.rows is in use
+	// txWrites: a statement of the open transaction may have changed
+	// data (a COMMIT that breaks then has an unknown outcome).
+	txWrites bool
+	openRows int32 // result sets still open on sess
+}
+
+// inTx reports an open transaction of any kind.
+func (c *conn) inTx() bool { return c.tx != nil || c.textTx || c.autocommitOff }
+
+// pinned reports that every statement must run on sess.
+func (c *conn) pinned() bool { return c.inTx() || c.dirty }
+
+// keep reports that sess must not be let go: it carries a transaction,
+// session state, or open rows.
+func (c *conn) keep() bool { return c.pinned() || c.primaryState || c.openRows > 0 }
+
+// applyEffects updates the session state after a statement succeeded on
+// the held connection.
+func (c *conn) applyEffects(e router.Effect) {
+	if e.Has(router.Pin) {
+		c.dirty = true
+	}
+	if e.Has(router.PrimaryState) {
+		c.primaryState = true
+	}
+	switch {
+	case e.Has(router.TxBegin):
+		c.textTx = true // BEGIN …; COMMIT in one string stays pinned: safe side
+	case e.Has(router.TxEnd):
+		c.textTx = false
+	}
+	switch {
+	case e.Has(router.AutocommitOff):
+		c.autocommitOff = true
+	case e.Has(router.AutocommitOn):
+		c.autocommitOff = false
+		c.textTx = false // SET autocommit=1 commits an open transaction
+	}
+	if c.inTx() {
+		c.armGuard()
+	} else {
+		c.txWrites = false
+		c.disarmGuard()
+	}
+}
+
+// unpin returns a held connection that nothing keeps: a replica's (a
+// read-only transaction's, once it is over and its rows are closed) at
+// once; the primary's only when its pool is bounded (rwshard.maxOpenConns,
+// or an OpenDB handle with SetMaxOpenConns), so that idle logical
+// connections cannot hold every connection of the bound and leave a busy
+// one waiting for ever.
+func (c *conn) unpin() {
+	if c.sess != nil && !c.keep() && (!c.cl.isPrimary(c.sess.node) || c.sess.node.bounded()) {
+		c.sess.release(false)
+		c.sess = nil
+	}
+}
+
+// sessionErr handles the failed outcome out of a statement on the held
+// connection. If the connection broke, the session is gone: the logical
+// connection is broken and the caller learns why (ErrSessionLost, and
+// ErrOutcomeUnknown as well when the statement may have committed data:
+// commits); its state cannot be rebuilt elsewhere, so this is never
+// retried. Any other error is the caller's as it came.
+func (c *conn) sessionErr(err error, out outcome, reason router.Reason, q string, commits bool) error {
+	if readOnlyRejection(err) {
+		c.cl.mon.ReadOnly(c.sess.node.index) // rediscover; this session stays where it is
+	}
+	if !out.connectionFailed() {
+		if c.sess != nil && !validConn(c.sess.dc) {
+			// Its driver closed the connection under the statement, as
+			// go-sql-driver does when a statement's context ends: a
+			// transaction or session state is lost as on a broken
+			// connection (lose), and the caller gets the error it met
+			// (context.Canceled), as it would direct.
+			_ = c.lose()
+		}
+		return err
+	}
+	n := c.sess.node
+	c.cl.mon.Failure(n.index, err)
+	cause := fmt.Errorf("%w: %w", ErrSessionLost, bare(err))
+	if out == broke && commits {
+		cause = fmt.Errorf("%w; %w: %w", ErrOutcomeUnknown, ErrSessionLost, bare(err))
+	}
+	lost := routeErr(n, reason, q, cause)
+	c.breakSession(lost)
+	return lost
+}
+
+// commits reports whether a statement of plan p, failing on the held
+// connection, may have committed data: a write in autocommit, or what
+// ends a transaction that wrote (a text COMMIT, SET autocommit=1).
+func (c *conn) commits(p *plan) bool {
+	if !c.inTx() {
+		return changesData(&p.r.cls)
+	}
+	return c.txWrites && p.effects&(router.TxEnd|router.AutocommitOn) != 0
+}
+
+// breakSession gives up the held connection with its state: the logical
+// connection is broken, and database/sql, told driver.ErrBadConn by the
+// statements after this one, discards it.
+func (c *conn) breakSession(by error) {
+	c.broken, c.lostBy = true, by
+	c.tx = nil
+	c.disarmGuard()
+	if c.sess != nil {
+		c.sess.release(true)
+		c.sess = nil
+	}
+}
+
+// lostErr is what a Commit or Rollback of a transaction lost with its
+// session returns: the cause the statement that lost it got.
+func (c *conn) lostErr() error {
+	var re *RouteError
+	if errors.As(c.lostBy, &re) && errors.Is(re.Err, ErrTxIdleTimeout) {
+		return c.lostBy
+	}
+	return routeErr(nil, router.ReasonInTransaction, "", ErrSessionLost)
+}
+
+// release ends the session: rolls back an open BeginTx transaction and
+// returns the backend connection to its pool, or discards it when it
+// carries session state (SET variables, temporary tables, locks, an open
+// text transaction) that the next user must not inherit.
+func (c *conn) release() {
+	c.flushTally()
+	c.plainCtx, c.ctxScope = nil, nil
+	c.disarmGuard()
+	c.replay = nil
+	if c.sess == nil {
+		return
+	}
+	discard := c.dirty || c.primaryState || c.textTx || c.autocommitOff || c.openRows > 0
+	if c.tx != nil {
+		if err := c.tx.Rollback(); err != nil {
+			discard = true
+		}
+		c.tx = nil
+	}
+	c.sess.release(discard)
+	c.sess = nil
+	c.dirty, c.primaryState, c.textTx, c.autocommitOff, c.openRows, c.txWrites = false, false, false, false, 0, false
+}
+
+// checkHeld gives the held connection, without session state, the
+// liveness check ResetSession left for its first use; a dead one is
+// dropped (lose) and the statement goes to a fresh connection.
+func (c *conn) checkHeld(ctx context.Context) {
+	if !c.unchecked {
+		return
+	}
+	c.unchecked = false
+	if c.sess == nil {
+		return
+	}
+	if err := resetConn(ctx, c.sess.dc); err != nil {
+		_ = c.lose() // no state: never an error
+	}
+}
+
+// lose handles a held connection found dead before anything was sent on
+// it: without session state it is dropped and the logical connection goes
+// on; with state (a transaction, SET, locks) the logical connection is
+// broken, and database/sql, told driver.ErrBadConn, discards it, as it
+// would a dead go-sql-driver connection.
+func (c *conn) lose() error {
+	if !c.keep() && c.tx == nil {
+		c.sess.release(true)
+		c.sess = nil
+		return nil
+	}
+	c.breakSession(routeErr(c.sess.node, router.ReasonSessionPinned, "", ErrSessionLost))
+	return driver.ErrBadConn
+}

@@ -1,0 +1,114 @@
+package rwshard
+
+import (
+	"context"
+	"database/sql/driver"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/rwshard/rwshard/internal/redact"
+)
+
+// The record of a statement that ran: its tracer's StatementEnd and its
+// route log line, both from the same plan and the same outcome that the
+// counters (cluster.account) read.
+
+// statementEnd describes the statement that just ran, for the tracer.
+func (c *conn) statementEnd(q string, p *plan, out *results, took time.Duration, err error) StatementEnd {
+	e := StatementEnd{Redacted: redact.Literals(q), RowsAffected: -1, Waited: c.waited, Retried: c.retried,
+		Err: err, Duration: took}
+	if p.r != nil {
+		e.Reason, e.Kind = c.final.String(), p.r.cls.Kind.String()
+		e.Outcome = c.out.String()
+		if p.where == toReplicas {
+			for i, n := range c.cl.nodes {
+				if p.targets.has(i) {
+					e.Targets = append(e.Targets, n.name)
+				}
+			}
+		}
+	}
+	if n := c.ranOn(); n != nil {
+		e.Node, e.Role, e.Addr = n.name, roleOf(c.cl.isPrimary(n)), c.cl.cfg.Nodes[n.index].Addr
+	}
+	if c.cl.cfg.Backend != nil {
+		e.Database = c.cl.cfg.Backend.DBName
+	}
+	if out.res != nil && err == nil {
+		if n, rerr := out.res.RowsAffected(); rerr == nil {
+			e.RowsAffected = n
+		}
+	}
+	return e
+}
+
+func roleOf(primary bool) string {
+	if primary {
+		return "primary"
+	}
+	return "replica"
+}
+
+// errText is an error's message for the route log: the server's texts
+// redacted with redact.ErrorText (a syntax error quotes the statement,
+// passwords included), rwshard's own already quote redacted SQL.
+func errText(err error) string {
+	var me *mysql.MySQLError
+	if errors.As(err, &me) {
+		return redact.ErrorText(err.Error())
+	}
+	return redact.Literals(err.Error())
+}
+
+// logRoute writes the route log line of one statement (Config.RouteLog).
+func (c *conn) logRoute(ctx context.Context, q string, args []driver.NamedValue, p *plan, took time.Duration, err error) {
+	cfg := c.cl.cfg
+	logger := cfg.logger()
+	sqlText := q
+	if !cfg.LogArgs {
+		sqlText = redact.Literals(q)
+	}
+	if len(sqlText) > 200 {
+		sqlText = sqlText[:200] + "…"
+	}
+	node := ""
+	if n := c.ranOn(); n != nil {
+		node = n.name
+	} else if p.node != nil {
+		node = p.node.name
+	}
+	attrs := []slog.Attr{
+		slog.String("node", node),
+		slog.String("reason", c.final.String()),
+		slog.String("sql", sqlText),
+		slog.Duration("took", took),
+	}
+	if n := c.ranOn(); n != nil && n.pool > 0 {
+		attrs = append(attrs, slog.String("pool", c.cl.pools[n.pool]))
+	}
+	if c.rule > 0 {
+		// The rule that chose the pool, also when the read fell back out
+		// of it (rwshard.poolFallback).
+		attrs = append(attrs, slog.String("rule", c.cl.cfg.rules[c.rule-1].desc))
+	}
+	if len(args) > 0 {
+		if cfg.LogArgs {
+			vals := make([]any, len(args))
+			for i, a := range args {
+				vals[i] = a.Value
+			}
+			attrs = append(attrs, slog.Any("args", vals))
+		} else {
+			attrs = append(attrs, slog.Int("args", len(args)))
+		}
+	}
+	level := slog.LevelInfo
+	if err != nil {
+		level = slog.LevelWarn
+		attrs = append(attrs, slog.String("outcome", c.out.String()), slog.String("err", errText(err)))
+	}
+	logger.LogAttrs(ctx, level, "rwshard route", attrs...)
+}

@@ -1,0 +1,123 @@
+package rwshard
+
+import (
+	"context"
+	"time"
+
+	"github.com/rwshard/rwshard/health"
+	"github.com/rwshard/rwshard/router"
+)
+
+// Recording writes for read-your-writes. A write that succeeds outside a
+// transaction, or a COMMIT after writes, is recorded in its scope
+// (Session, or the connector's) with the GTID the server reported in the
+// write's own OK packet (sessiontrack.go): nothing more is sent on the
+// caller's connection, and the GTID is known even if the primary dies
+// right after. Where it cannot be known (a connection rwshard does not
+// watch, MySQL), the write is recorded with its GTID unknown, and the
+// scope's next causal read asks the primary for its position.
+
+// wrote notes a successful statement on b for read-your-writes: a write
+// at once in autocommit, at commit inside a transaction. It inlines: a
+// statement with nothing to record makes no call.
+func (c *conn) wrote(ctx context.Context, b *backend, write bool) {
+	if c.ryw && (write || c.pendingWrite) {
+		if write {
+			c.pendingWrite, c.pendingSess = true, c.scope(ctx)
+		}
+		if c.pendingWrite && !c.inTx() {
+			c.commitWrite(b)
+		}
+	}
+}
+
+// pendInTx marks a write of the short path, always inside a BeginTx
+// transaction whose context hintOf remembered, to record at commit: its
+// scope is ctxScope, with no lookup. Until the program makes a Session,
+// pendingSess is the connector's scope, as beginTx set it. It inlines.
+func (c *conn) pendInTx() {
+	c.pendingWrite, c.txWrites = true, true
+	if sessionsMade.Load() {
+		c.pendingSess = c.ctxScope
+	}
+}
+
+// failedWrite records, for read-your-writes, a statement that failed but
+// may have committed on the primary all the same: a write in autocommit,
+// or any statement of a transaction with writes pending, whose last
+// attempt was sent and then broke or was abandoned by its caller. A lost
+// transaction recorded this way costs the scope a needless look at the
+// primary, never a stale read.
+func (c *conn) failedWrite(ctx context.Context, cls *router.Class) {
+	if c.ran == 0 || !(changesData(cls) || c.pendingWrite) || !c.out.mayHaveRun() {
+		return
+	}
+	if c.pendingWrite {
+		c.unsure(c.pendingSess)
+	} else {
+		c.unsure(c.scope(ctx))
+	}
+}
+
+// unsure records in s a write whose outcome is unknown, as committed now
+// with its GTID unknown: the scope's next read takes the primary's
+// position (causal) or needs data as of now (session). A statement the
+// server goes on running after its caller gave up, and commits later, is
+// beyond it, as it is beyond a program connected to the primary alone.
+func (c *conn) unsure(s *Session) {
+	s.wroteOn(c.cl.partOf(s), time.Now(), health.GTIDSet{})
+}
+
+// commitWrite records the pending write in its scope, with the GTID b's
+// server reported for it since the statement began (c.gen, c.lost).
+func (c *conn) commitWrite(b *backend) {
+	c.commitAt(b, c.gen, c.lost)
+}
+
+// commitAt is commitWrite for a statement that began at the tracker's
+// counts gen and lost.
+func (c *conn) commitAt(b *backend, gen, lost uint64) {
+	s := c.pendingSess
+	c.pendingWrite, c.pendingSess = false, nil
+	if s == nil {
+		return
+	}
+	var gtid health.GTIDSet
+	if b != nil && b.bc != nil && b.bc.trk.active() {
+		gtid, _ = b.bc.trk.since(gen, lost)
+	}
+	s.wroteOn(c.cl.partOf(s), time.Now(), gtid)
+}
+
+// position reads the primary's whole GTID position into part name of s,
+// on a connection of its own: it holds every write acknowledged before the
+// read began. False when the primary is away or does not answer: the
+// GTIDs stay as they were (a read follows the time rule for a write whose
+// GTID is unknown).
+func (cl *cluster) position(ctx context.Context, s *Session, name string) bool {
+	p := cl.primary()
+	if !p.h.Up() {
+		return false // reads go on while the primary is away
+	}
+	q := "SELECT @@global.gtid_binlog_pos"
+	if p.flavor.Load() == flavorMySQL {
+		q = "SELECT @@global.gtid_executed"
+	}
+	asOf := time.Now()
+	b, err := p.acquire(ctx)
+	if err != nil {
+		return false
+	}
+	v, err := queryValue(ctx, b.dc, q, nil)
+	b.release(isBadConn(err))
+	if err != nil {
+		return false
+	}
+	text, _ := v.(string)
+	g, err := health.ParseGTID(text)
+	if err != nil || g.IsZero() {
+		return false
+	}
+	s.gtidOf(name, g, asOf)
+	return true
+}
