@@ -108,23 +108,24 @@ type cluster struct {
 	primaryReads atomic.Uint64                    // of which the primary served
 }
 
-// account records a statement that was planned, whether it ran or
-// failed: its final reason (c.final), and, if it reached a node, whether it
-// was a plain read and the primary served it, and its latency there. The
-// attempts it sent are counted per node as they are made (attempt).
-func (cl *cluster) account(c *conn, p *plan, took time.Duration) {
-	cl.routes[c.final].Add(1)
-	n := c.ranOn()
+// account records an execution that was planned, whether it ran or
+// failed: its final reason, and, if it reached a node, whether it was a
+// plain read and the primary served it, and its latency there. The
+// attempts it sent are counted per node as they are made (exe.runOn).
+func (cl *cluster) account(e *exe, took time.Duration) {
+	cl.routes[e.final].Add(1)
+	n := e.node()
 	if n == nil {
 		return
 	}
-	if p.r.cls.Kind == router.Read {
+	kind := e.p.r.cls.Kind
+	if kind == router.Read {
 		cl.reads.Add(1)
 		if cl.isPrimary(n) {
 			cl.primaryReads.Add(1)
 		}
 	}
-	n.meters.latency(p.r.cls.Kind, took)
+	n.meters.latency(kind, took)
 }
 
 // counted adds stmts statements routed for reason and run on n, of which

@@ -41,23 +41,10 @@ type conn struct {
 	// tests; on the second the short path's state (short.go) and what it
 	// compares. On cores the servers share, each line a statement
 	// touches is fetched again at every statement.
-	sess *backend  // backend connection held for the caller, or nil (see hold.go)
-	tx   driver.Tx // open BeginTx transaction on sess
-	// guard watches the open transaction (Config.TxIdleTimeout, TxWarnAge).
-	guard *txGuard
-	// replay logs the open BeginTx transaction for replay (Config.TxReplay).
-	replay *txLog
-	cl     *cluster
-
-	broken bool // the session was lost: database/sql must discard this conn
-	// unchecked: sess, held without session state, has not had its
-	// liveness check since database/sql handed this connection out again;
-	// it gets it when a statement is about to use it (checkHeld).
-	unchecked bool
+	hold
 	// argsChecked: CheckNamedValue converted the arguments of the
 	// statement database/sql is about to run (see prep).
 	argsChecked bool
-	dirty       bool // session state changed: sess is pinned, and discarded at the end
 	// report and ryw are the cluster's (a statement is reported when it
 	// ends; read-your-writes is on), copied here with the flags a
 	// statement reads.
@@ -65,12 +52,6 @@ type conn struct {
 	// A write inside a transaction is recorded for read-your-writes when
 	// the transaction commits, in the session it ran in.
 	pendingWrite bool
-	// What the statement running now did: the node it reached last (1 +
-	// its index in cl.nodes; 0: none), the reason it ended with, the
-	// outcome of its last attempt.
-	ran   int32
-	final router.Reason
-	out   outcome
 
 	// The short path's state (see shortState), with the context a
 	// statement last found no hint in (see hintOf), and the session
@@ -84,22 +65,9 @@ type conn struct {
 	// pinning (router.ReplayableSet), applied to every backend connection
 	// before its statements run (see applyVars).
 	vars sessionVars
-	// The rest of the session state machine (hold.go).
-	hold
-	// shortLat are the short path's tallied durations by latency class
-	// (see shortInfo.latencyClass): the rest, plain reads (as
-	// nodeMeters.latency).
-	shortLat [2]localHist
-	// shortLast is the duration of the last timed statement of each
-	// latency class on short.node (shortState.sampled says there was one).
-	shortLast [2]time.Duration
-
-	// The rest of what the statement running now did: its causal wait,
-	// whether a read was retried, and the session tracker's counts on
-	// its connection before it ran (trackConn.mark).
-	waited    time.Duration
-	retried   bool
-	gen, lost uint64
+	cl   *cluster
+	// hist is the short path's tallied durations.
+	hist shortHist
 
 	pendingSess *Session
 	// ctxScope is plainCtx's read-your-writes scope (see hintOf), beside
@@ -110,7 +78,7 @@ type conn struct {
 	rule int
 	// lostBy is the error the statement that lost the session got
 	// (ErrSessionLost, ErrTxIdleTimeout): a Commit after it says it again.
-	lostBy error
+	lostBy *RouteError
 
 	owner *Connector // set by Driver.Open: closed with the connection
 	// rows is the result set of a statement run on the held connection,
@@ -125,23 +93,12 @@ type conn struct {
 	// allocator places every connection on a line boundary: the first
 	// line of a connection is then never the last of another, which
 	// another core writes (false sharing); sizeof_test.go checks it.
-	_ [32]byte
+	_ [80]byte
 }
 
 // newConn is a logical connection of cl.
 func newConn(cl *cluster) *conn {
 	return &conn{cl: cl, report: cl.report, ryw: cl.ryw}
-}
-
-// reached records n as the node the running statement reached last.
-func (c *conn) reached(n *node) { c.ran = int32(n.index + 1) }
-
-// ranOn is the node the running statement reached last, or nil.
-func (c *conn) ranOn() *node {
-	if c.ran == 0 {
-		return nil
-	}
-	return c.cl.nodes[c.ran-1]
 }
 
 // hintOf returns the hint ctx carries. In a BeginTx transaction, a
@@ -193,10 +150,12 @@ func (c *conn) QueryContext(ctx context.Context, q string, args []driver.NamedVa
 func (c *conn) queryRows(ctx context.Context, q string, args []driver.NamedValue, ps *stmt) (driver.Rows, error) {
 	pr := c.prep(ps)
 	var out results
-	b, write, err := c.statement(ctx, q, args, ps, &out, func(dc driver.Conn) (err error) {
+	var p plan
+	e := exe{c: c, p: &p, q: q, do: func(dc driver.Conn) (err error) {
 		out.rows, out.st, err = query(ctx, dc, q, args, pr)
 		return err
-	})
+	}}
+	b, err := c.statement(ctx, q, args, ps, &e, &out)
 	if err != nil {
 		return nil, err
 	}
@@ -205,12 +164,12 @@ func (c *conn) queryRows(ctx context.Context, q string, args []driver.NamedValue
 		r.Rows.Rows, r.st, r.b = out.rows, out.st, b
 		return r, nil
 	}
-	return c.heldRows(ctx, q, args, out.rows, out.st, write), nil
+	return c.heldRows(ctx, &e, args, out.rows, out.st), nil
 }
 
 // heldRows hands database/sql the rows of a statement that ran on c.sess
 // (st: a one-off statement to close with them).
-func (c *conn) heldRows(ctx context.Context, q string, args []driver.NamedValue, rs driver.Rows, st driver.Stmt, write bool) driver.Rows {
+func (c *conn) heldRows(ctx context.Context, e *exe, args []driver.NamedValue, rs driver.Rows, st driver.Stmt) driver.Rows {
 	c.openRows++
 	// The connection's own, while no other rows of it are open: its
 	// other fields (st, b, log, Meta) are nil since it was last closed.
@@ -219,13 +178,13 @@ func (c *conn) heldRows(ctx context.Context, q string, args []driver.NamedValue,
 		r = new(rows)
 	}
 	c.rowsOut = true
-	r.Rows.Rows, r.c, r.write, r.ctx = rs, c, write, ctx
-	r.gen, r.lost = c.gen, c.lost
+	r.Rows.Rows, r.c, r.write, r.ctx = rs, c, e.wrote(), ctx
+	r.gen, r.lost = e.gen, e.lost
 	if st != nil {
 		r.st = st
 	}
 	if c.replay != nil && c.tx != nil {
-		r.log = c.replay.record(q, args, true, c.cl.cfg.ReplayLimit)
+		r.log = c.replay.record(e.q, args, true, c.cl.cfg.ReplayLimit)
 	}
 	return r
 }
@@ -238,51 +197,56 @@ func (c *conn) ExecContext(ctx context.Context, q string, args []driver.NamedVal
 func (c *conn) exec(ctx context.Context, q string, args []driver.NamedValue, ps *stmt) (driver.Result, error) {
 	pr := c.prep(ps)
 	var out results
-	b, write, err := c.statement(ctx, q, args, ps, &out, func(dc driver.Conn) (err error) {
+	var p plan
+	e := exe{c: c, p: &p, q: q, do: func(dc driver.Conn) (err error) {
 		out.res, err = exec(ctx, dc, q, args, pr)
 		return err
-	})
+	}}
+	b, err := c.statement(ctx, q, args, ps, &e, &out)
 	if err != nil {
 		return nil, err
 	}
 	if b != nil {
-		c.wrote(ctx, b, write)
+		c.recordWrite(ctx, b, e.wrote(), e.gen, e.lost)
 		b.release(false)
 	} else {
 		if c.replay != nil && c.tx != nil {
-			if e := c.replay.record(q, args, false, c.cl.cfg.ReplayLimit); e != nil {
-				e.sum = resultSum(out.res)
+			if l := c.replay.record(q, args, false, c.cl.cfg.ReplayLimit); l != nil {
+				l.sum = resultSum(out.res)
 			}
 		}
-		c.wrote(ctx, c.sess, write)
+		c.recordWrite(ctx, c.sess, e.wrote(), e.gen, e.lost)
 		c.unpin()
 	}
 	return out.res, nil
 }
 
-// statement plans and runs q (see run), with do leaving its result in
-// out, and reports it when a tracer or the route log is on. write reports
-// a statement that ran and changes data (see changesData).
-func (c *conn) statement(ctx context.Context, q string, args []driver.NamedValue, ps *stmt, out *results, do work) (_ *backend, write bool, _ error) {
-	var p plan
+// statement plans and runs q (see exe.run), with do leaving its result
+// in out, and reports it when a tracer or the route log is on. It
+// returns the backend connection the statement ran on for the caller to
+// release (nil: c.sess), and the execution.
+func (c *conn) statement(ctx context.Context, q string, args []driver.NamedValue, ps *stmt, e *exe, out *results) (*backend, error) {
 	var rt routed
 	if !c.report {
-		b, _, err := c.run(ctx, q, ps, &p, &rt, out, do)
-		return b, err == nil && changesData(&p.r.cls), err
+		b, _, err := e.run(ctx, ps, &rt, out)
+		return b, err
 	}
 	tr := c.cl.cfg.Tracer
 	if tr != nil {
 		ctx = tr.StatementStart(ctx, StatementStart{SQL: q, Args: len(args)})
 	}
-	b, took, err := c.run(ctx, q, ps, &p, &rt, out, do)
-	if c.cl.cfg.RouteLog && p.r != nil {
-		c.logRoute(ctx, q, args, &p, took, err)
+	b, took, err := e.run(ctx, ps, &rt, out)
+	if c.cl.cfg.RouteLog && e.p.r != nil {
+		e.logRoute(ctx, args, took, err)
 	}
 	if tr != nil {
-		tr.StatementEnd(ctx, c.statementEnd(q, &p, out, took, err))
+		tr.StatementEnd(ctx, e.statementEnd(out, took, err))
 	}
-	return b, err == nil && p.r != nil && changesData(&p.r.cls), err
+	return b, err
 }
+
+// wrote reports whether the execution e ran a statement that changes data.
+func (e *exe) wrote() bool { return e.p.r != nil && changesData(&e.p.r.cls) }
 
 // PrepareContext returns a statement that is routed on every execution.
 // As go-sql-driver's Prepare does, it lets the server check the statement
@@ -301,7 +265,7 @@ func (c *conn) PrepareContext(ctx context.Context, q string) (driver.Stmt, error
 	// Prepared, not run: the session stays as it is, and nothing is
 	// counted as a statement.
 	p.where, p.effects, p.stmt = toHeld, 0, false
-	err := c.runHeld(ctx, &p, q, func(dc driver.Conn) error {
+	e := exe{c: c, p: &p, q: q, do: func(dc driver.Conn) error {
 		if bc, ok := dc.(*backendConn); ok && bc.stmts != nil {
 			_, err := bc.cached(ctx, q, ps)
 			return err
@@ -311,8 +275,8 @@ func (c *conn) PrepareContext(ctx context.Context, q string) (driver.Stmt, error
 			st.Close()
 		}
 		return err
-	})
-	if err != nil {
+	}}
+	if err := e.runHeld(ctx); err != nil {
 		return nil, err
 	}
 	return ps, nil
@@ -354,9 +318,8 @@ func (c *conn) Ping(ctx context.Context) error {
 		return nil
 	}
 	p := plan{r: &routed{cls: router.Class{Kind: router.SessionRead}}, reason: router.ReasonWrite}
-	b, err := c.runPrimary(ctx, &p, router.ReasonWrite, "PING", func(dc driver.Conn) error {
-		return pingConn(ctx, dc)
-	})
+	e := exe{c: c, p: &p, q: "PING", do: func(dc driver.Conn) error { return pingConn(ctx, dc) }}
+	b, err := e.runPrimary(ctx, router.ReasonWrite)
 	if err != nil {
 		return err
 	}

@@ -32,67 +32,101 @@ type results struct {
 // escapes through the call of a func value.
 type work func(driver.Conn) error
 
+// exe is one execution: a plan carried out on a logical connection, and
+// what it did, which the counters, the tracer, the route log and
+// read-your-writes read once it is over. It lives on the stack of the
+// statement it runs.
+type exe struct {
+	c  *conn
+	p  *plan
+	q  string
+	do work
+	// ran is the node it reached last: 1 + its index in the cluster's
+	// nodes; 0: none.
+	ran   int32
+	final router.Reason // the reason it ended with: the plan's, or a fallback's
+	out   outcome       // the judgement of its last attempt
+	// waited is the time a causal read waited on its replica; retried
+	// says a read moved to another node.
+	waited  time.Duration
+	retried bool
+	// gen and lost are the session tracker's counts on the connection of
+	// its last attempt before it ran (trackConn.mark).
+	gen, lost uint64
+}
+
+// reached records n as the node the execution reached last.
+func (e *exe) reached(n *node) { e.ran = int32(n.index + 1) }
+
+// node is the node the execution reached last, or nil.
+func (e *exe) node() *node {
+	if e.ran == 0 {
+		return nil
+	}
+	return e.c.cl.nodes[e.ran-1]
+}
+
 // maxBadConnRetries bounds the retries on fresh backend connections after
 // the driver proved a statement was not sent (driver.ErrBadConn), as
 // database/sql does.
 const maxBadConnRetries = 2
 
-// run plans and executes statement q. It returns the backend connection
-// it ran on for the caller to release, or nil when it ran on (or now is)
-// the held connection c.sess; p is left with the plan, p.r nil when
-// planning failed.
-func (c *conn) run(ctx context.Context, q string, ps *stmt, p *plan, rt *routed, out *results, do work) (b *backend, took time.Duration, err error) {
+// run plans and executes the statement: it returns the backend
+// connection it ran on for the caller to release, or nil when it ran on
+// (or now is) the held connection c.sess. e.p.r is nil when planning
+// failed.
+func (e *exe) run(ctx context.Context, ps *stmt, rt *routed, out *results) (b *backend, took time.Duration, err error) {
+	c := e.c
 	start := monotonic()
-	c.ran, c.waited, c.retried, c.out = 0, 0, false, ranOK
-	if err = c.plan(ctx, q, ps, p, rt); err != nil {
-		p.r = nil
+	if err = c.plan(ctx, e.q, ps, e.p, rt); err != nil {
+		e.p.r = nil
 		return nil, monotonic() - start, err
 	}
-	c.final = p.reason
+	e.final = e.p.reason
 	if c.guard != nil {
-		if err = c.guard.enter(c, q); err != nil {
+		if err = c.guard.enter(c, e.q); err != nil {
 			return nil, monotonic() - start, err
 		}
 	}
 	c.cl.budget.Request() // every statement earns its share of retries
-	if p.r.cls.Effect == router.ReplayState {
-		b, err = c.runSet(ctx, p, q, out)
+	if e.p.r.cls.Effect == router.ReplayState {
+		b, err = e.runSet(ctx, out)
 	} else {
-		b, err = c.execute(ctx, p, q, do)
+		b, err = e.execute(ctx)
 	}
 	if c.guard != nil {
 		c.guard.leave()
 	}
 	took = monotonic() - start
-	c.cl.account(c, p, took)
+	c.cl.account(e, took)
 	if err != nil && c.ryw {
-		c.failedWrite(ctx, &p.r.cls)
+		e.failedWrite(ctx)
 	}
 	return b, took, err
 }
 
-// execute runs do as p says. The backend it returns is the caller's to
-// release; nil means it ran on c.sess, the connection the logical
-// connection holds, which a statement run on the primary becomes when
-// it held none.
-func (c *conn) execute(ctx context.Context, p *plan, q string, do work) (*backend, error) {
+// execute carries out the plan. The backend it returns is the caller's
+// to release; nil means the statement ran on c.sess, the connection the
+// logical connection holds, which a statement run on the primary becomes
+// when it held none.
+func (e *exe) execute(ctx context.Context) (*backend, error) {
+	c, p := e.c, e.p
 	var b *backend
 	var err error
 	switch p.where {
 	case toHeld:
-		return nil, c.runHeld(ctx, p, q, do)
+		return nil, e.runHeld(ctx)
 	case toReplicas:
-		b, err = c.runRead(ctx, p, q, do)
+		b, err = e.runRead(ctx)
 	case toNode:
 		var out outcome
-		if b, out, err = c.attempt(ctx, p.node, p, q, do); out != ranOK {
-			c.out = out
+		if b, out, err = e.attempt(ctx, p.node, health.GTIDSet{}); out != ranOK {
 			return nil, err
 		}
 	default:
-		b, err = c.runPrimary(ctx, p, p.reason, q, do)
+		b, err = e.runPrimary(ctx, p.reason)
 	}
-	if err != nil {
+	if err != nil || b == c.sess {
 		return nil, err
 	}
 	if c.sess == nil && c.cl.isPrimary(b.node) {
@@ -102,13 +136,14 @@ func (c *conn) execute(ctx context.Context, p *plan, q string, do work) (*backen
 	return b, nil
 }
 
-// attempt runs do on a connection of n, with the logical connection's
-// session variables applied, and judges the outcome. It retries on fresh
-// connections while the driver proves nothing was sent (a pooled
-// connection the server closed). On success the connection stays checked
-// out and is returned; a nil do only checks one out.
-func (c *conn) attempt(ctx context.Context, n *node, p *plan, q string, do work) (*backend, outcome, error) {
-	c.reached(n)
+// attempt runs the statement on a connection of n, first waiting there
+// for wait if it is not zero (a causal read), with the logical
+// connection's session variables applied, and judges the outcome. It
+// retries on fresh connections while the driver proves nothing was sent
+// (a pooled connection the server closed). On success the connection
+// stays checked out and is returned; a nil do only checks one out.
+func (e *exe) attempt(ctx context.Context, n *node, wait health.GTIDSet) (*backend, outcome, error) {
+	e.reached(n)
 	for try := 0; ; try++ {
 		b, err := n.acquire(ctx)
 		if err != nil {
@@ -119,18 +154,18 @@ func (c *conn) attempt(ctx context.Context, n *node, p *plan, q string, do work)
 				if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
 					// rwshard's connect timeout, not the caller's deadline,
 					// which a caller would take it for.
-					err = fmt.Errorf("no answer within rwshard.connectTimeout (%s)", c.cl.cfg.ConnectTimeout)
+					err = fmt.Errorf("no answer within rwshard.connectTimeout (%s)", e.c.cl.cfg.ConnectTimeout)
 				}
 				out, err = notSent, connectErr(err)
 				n.errors.Add(1)
 			}
-			c.out = out
+			e.out = out
 			return nil, out, err
 		}
-		if do == nil {
+		if e.do == nil {
 			return b, ranOK, nil
 		}
-		out, err := c.runOn(ctx, p, b, do)
+		out, err := e.runOn(ctx, b, wait)
 		if out == ranOK {
 			return b, ranOK, nil
 		}
@@ -138,7 +173,7 @@ func (c *conn) attempt(ctx context.Context, n *node, p *plan, q string, do work)
 		b.release(isBadConn(err)) // a connection the driver knows broken its pool drops (IsValid)
 		switch {
 		case interrupted:
-			c.out = broke
+			e.out = broke
 			return nil, broke, fmt.Errorf("%w: %w", errInterrupted, err)
 		case !isBadConn(err):
 			return nil, out, err // the server's own error, unwrapped
@@ -148,20 +183,24 @@ func (c *conn) attempt(ctx context.Context, n *node, p *plan, q string, do work)
 	}
 }
 
-// runOn runs do on b, with the logical connection's session variables
-// applied, judges its outcome and counts it on b's node.
-func (c *conn) runOn(ctx context.Context, p *plan, b *backend, do work) (outcome, error) {
+// runOn runs the statement on b, with the logical connection's session
+// variables applied, after a causal wait for wait if it is not zero,
+// judges its outcome and counts it on b's node.
+func (e *exe) runOn(ctx context.Context, b *backend, wait health.GTIDSet) (outcome, error) {
 	n := b.node
-	c.reached(n)
-	c.gen, c.lost = b.mark()
+	e.reached(n)
+	e.gen, e.lost = b.mark()
 	start := monotonic()
-	err := b.applyVars(ctx, &c.vars)
+	err := b.applyVars(ctx, &e.c.vars)
+	if err == nil && !wait.IsZero() {
+		err = e.causalWait(ctx, b, wait)
+	}
 	if err == nil {
-		err = do(b.dc)
+		err = e.do(b.dc)
 	}
 	out := judge(ctx, err)
-	c.out = out
-	if out != notSent && p.stmt {
+	e.out = out
+	if out != notSent && e.p.stmt {
 		n.queries.Add(1)
 	}
 	if out == ranOK {
@@ -179,16 +218,17 @@ func (c *conn) runOn(ctx context.Context, p *plan, b *backend, do work) (outcome
 	return out, err
 }
 
-// runHeld runs a statement on the held connection, taking one of the
+// runHeld runs the statement on the held connection, taking one of the
 // primary if there is none, and applies the plan's effects to the
 // session when it succeeds.
-func (c *conn) runHeld(ctx context.Context, p *plan, q string, do work) error {
+func (e *exe) runHeld(ctx context.Context) error {
+	c, p := e.c, e.p
 	for again := 0; ; again++ {
-		b, err := c.held(ctx, p, q)
+		b, err := e.held(ctx)
 		if err != nil {
 			return err
 		}
-		out, err := c.runOn(ctx, p, b, do)
+		out, err := e.runOn(ctx, b, health.GTIDSet{})
 		if out == ranOK {
 			if c.inTx() && changesData(&p.r.cls) {
 				c.txWrites = true
@@ -198,7 +238,7 @@ func (c *conn) runHeld(ctx context.Context, p *plan, q string, do work) error {
 			}
 			return nil
 		}
-		retry, err := c.heldFailed(ctx, p, q, do, b, out, err)
+		retry, err := e.heldFailed(ctx, b, out, err)
 		if !retry || again == maxBadConnRetries {
 			return err
 		}
@@ -207,12 +247,16 @@ func (c *conn) runHeld(ctx context.Context, p *plan, q string, do work) error {
 
 // held returns the held connection, checked if it is due (checkHeld), or
 // takes a connection of the primary, waiting for one as a write does.
-func (c *conn) held(ctx context.Context, p *plan, q string) (*backend, error) {
+func (e *exe) held(ctx context.Context) (*backend, error) {
+	c := e.c
 	c.checkHeld(ctx)
 	if c.sess != nil {
 		return c.sess, nil
 	}
-	b, err := c.runPrimary(ctx, p, p.reason, q, nil)
+	do := e.do
+	e.do = nil // a checkout only
+	b, err := e.runPrimary(ctx, e.p.reason)
+	e.do = do
 	if err != nil {
 		return nil, err
 	}
@@ -220,17 +264,18 @@ func (c *conn) held(ctx context.Context, p *plan, q string) (*backend, error) {
 	return b, nil
 }
 
-// heldFailed handles the failed attempt of a statement on the held
+// heldFailed handles the failed attempt of the statement on the held
 // connection b. retry says the statement is to run again on c.sess (its
 // transaction replayed there) or on a fresh connection of the primary (the
 // held one, without state, was let go); otherwise err is the caller's.
-func (c *conn) heldFailed(ctx context.Context, p *plan, q string, do work, b *backend, out outcome, err error) (retry bool, _ error) {
+func (e *exe) heldFailed(ctx context.Context, b *backend, out outcome, err error) (retry bool, _ error) {
+	c, p := e.c, e.p
 	rejected := readOnlyRejection(err)
 	switch {
 	case c.replay != nil && c.tx != nil && (out.connectionFailed() || rejected):
 		// The transaction's connection is lost: rebuild it on the
 		// primary and run this statement there.
-		if rerr := c.replayTx(ctx, err); rerr != nil {
+		if rerr := (*txn)(c).replayOn(ctx, err); rerr != nil {
 			return false, rerr
 		}
 		return true, nil
@@ -253,17 +298,18 @@ func (c *conn) heldFailed(ctx context.Context, p *plan, q string, do work, b *ba
 		c.sess.release(!rejected)
 		c.sess = nil
 		if out == broke && changesData(&p.r.cls) {
-			return false, outcomeUnknown(n, p.reason, q, err)
+			return false, outcomeUnknown(n, p.reason, e.q, err)
 		}
 		return true, nil
 	}
-	return false, c.sessionErr(err, out, p.reason, q, c.commits(p))
+	return false, c.sessionErr(err, out, p.reason, e.q, c.commits(p))
 }
 
 // runRead runs a read on one of the plan's targets, moving to another
 // when one fails before answering (within the retry budget), then to the
 // fallback.
-func (c *conn) runRead(ctx context.Context, p *plan, q string, do work) (*backend, error) {
+func (e *exe) runRead(ctx context.Context) (*backend, error) {
+	c, p := e.c, e.p
 	var excl nodeSet
 	for p.targets&^excl != 0 {
 		n := c.cl.pick(p.targets &^ excl)
@@ -274,20 +320,20 @@ func (c *conn) runRead(ctx context.Context, p *plan, q string, do work) (*backen
 		if !wait.IsZero() && n.has(wait) {
 			wait = health.GTIDSet{} // it caught up since the plan was made
 		}
-		b, out, err := c.attempt(ctx, n, p, q, c.withWait(ctx, n, wait, do))
+		b, out, err := e.attempt(ctx, n, wait)
 		switch {
 		case out == ranOK:
 			return b, nil
 		case errors.Is(err, errNotCaughtUp):
-			c.final = router.ReasonReadYourWrites
-			return c.readFallback(ctx, p, q, do, excl)
+			e.final = router.ReasonReadYourWrites
+			return e.readFallback(ctx, excl)
 		case readOnlyRejection(err) && !c.cl.isPrimary(n):
 			// The read writes (a stored function): the replica refused
 			// it, so it did not run. It runs on the primary as a write,
 			// now and from now on.
-			c.cl.rememberPrimaryOnly(q)
-			c.final = router.ReasonStoredFunction
-			return c.runPrimary(ctx, p, router.ReasonStoredFunction, q, do)
+			c.cl.rememberPrimaryOnly(e.q)
+			e.final = router.ReasonStoredFunction
+			return e.runPrimary(ctx, router.ReasonStoredFunction)
 		case !out.connectionFailed():
 			return nil, err // the server's answer, or the caller's context
 		}
@@ -295,33 +341,33 @@ func (c *conn) runRead(ctx context.Context, p *plan, q string, do work) (*backen
 		// A read rwshard itself interrupted is retried whatever the
 		// budget: the node is out, and the read had no answer yet.
 		if !errors.Is(err, errInterrupted) && !c.cl.budget.Retry(time.Now()) {
-			return nil, routeErr(n, c.final, q, err)
+			return nil, routeErr(n, e.final, e.q, err)
 		}
 		c.cl.mon.Emit(health.Event{Kind: health.ReadRetried, Node: n.name, Err: err})
 		n.retries.Add(1)
-		c.retried = true
+		e.retried = true
 		excl = excl.with(n.index)
 	}
 	if p.fallbackErr != nil {
 		return nil, p.fallbackErr
 	}
-	c.final = p.fallback
+	e.final = p.fallback
 	if p.fallback == router.ReasonNoHealthyReplica {
 		c.cl.mon.Emit(health.Event{Kind: health.FallbackToPrimary, Node: c.cl.primary().name, Detail: "no replica qualified"})
 	}
-	return c.readFallback(ctx, p, q, do, excl)
+	return e.readFallback(ctx, excl)
 }
 
 // readFallback runs a read that no target served on the primary; while
 // the primary is away, on the most advanced replica that is up (the
 // scope's last write may not be there: the event and the route reason
 // primary-away say so). A read never fails while a replica is up.
-func (c *conn) readFallback(ctx context.Context, p *plan, q string, do work, excl nodeSet) (*backend, error) {
-	cl := c.cl
+func (e *exe) readFallback(ctx context.Context, excl nodeSet) (*backend, error) {
+	cl := e.c.cl
 	prim := cl.primary()
 	var cause error
 	if _, ok := cl.mon.Primary(); ok || !cl.probing {
-		b, out, err := c.attempt(ctx, prim, p, q, do)
+		b, out, err := e.attempt(ctx, prim, health.GTIDSet{})
 		if out == ranOK || !out.connectionFailed() {
 			return b, err
 		}
@@ -330,14 +376,14 @@ func (c *conn) readFallback(ctx context.Context, p *plan, q string, do work, exc
 	}
 	n := cl.mostAdvanced(excl.with(prim.index))
 	if n == nil {
-		return nil, routeErr(prim, c.final, q, fmt.Errorf("%w and no replica is up: %w", ErrPrimaryUnavailable,
+		return nil, routeErr(prim, e.final, e.q, fmt.Errorf("%w and no replica is up: %w", ErrPrimaryUnavailable,
 			cmp.Or(cause, prim.h.LastError(), error(errPrimaryAway))))
 	}
-	c.final = router.ReasonPrimaryAway
+	e.final = router.ReasonPrimaryAway
 	cl.degraded.Add(1)
 	cl.mon.Emit(health.Event{Kind: health.ReadWithoutPrimary, Node: n.name,
 		Detail: "the primary is away: the most advanced replica served a read its scope's last write may not have reached"})
-	b, _, err := c.attempt(ctx, n, p, q, do)
+	b, _, err := e.attempt(ctx, n, health.GTIDSet{})
 	return b, err
 }
 
@@ -352,7 +398,8 @@ var errPrimaryAway = errors.New("no usable primary")
 // that changes no data is made again on the primary found next; one that
 // may have changed data and broke fails with ErrOutcomeUnknown. A nil do
 // only checks a connection out.
-func (c *conn) runPrimary(ctx context.Context, p *plan, reason router.Reason, q string, do work) (*backend, error) {
+func (e *exe) runPrimary(ctx context.Context, reason router.Reason) (*backend, error) {
+	c, p, q := e.c, e.p, e.q
 	if c.sess != nil && !c.keep() && !c.cl.isPrimary(c.sess.node) {
 		c.sess.release(false) // held for a node that is no longer the primary
 		c.sess = nil
@@ -362,11 +409,11 @@ func (c *conn) runPrimary(ctx context.Context, p *plan, reason router.Reason, q 
 	var cause error
 	rejected := false
 	for {
-		n, err := c.waitPrimary(ctx, deadline, reason, q, cause)
+		n, err := e.waitPrimary(ctx, deadline, reason, cause)
 		if err != nil {
 			return nil, err
 		}
-		b, out, err := c.attempt(ctx, n, p, q, do)
+		b, out, err := e.attempt(ctx, n, health.GTIDSet{})
 		switch {
 		case out == ranOK:
 			return b, nil
@@ -389,7 +436,7 @@ func (c *conn) runPrimary(ctx context.Context, p *plan, reason router.Reason, q 
 		cause = err
 		left := time.Until(deadline)
 		if left <= 0 {
-			return nil, c.unavailable(n, reason, q, cause)
+			return nil, e.unavailable(n, reason, cause)
 		}
 		cl.mon.Kick()
 		// Wait for news from the probes, not in a loop of connects.
@@ -401,8 +448,8 @@ func (c *conn) runPrimary(ctx context.Context, p *plan, reason router.Reason, q 
 
 // waitPrimary returns the primary once it is usable, waiting for the
 // monitor's news until deadline.
-func (c *conn) waitPrimary(ctx context.Context, deadline time.Time, reason router.Reason, q string, cause error) (*node, error) {
-	cl := c.cl
+func (e *exe) waitPrimary(ctx context.Context, deadline time.Time, reason router.Reason, cause error) (*node, error) {
+	cl, q := e.c.cl, e.q
 	for {
 		i, ok := cl.mon.Primary()
 		if cl.mon.SplitBrain() {
@@ -417,7 +464,7 @@ func (c *conn) waitPrimary(ctx context.Context, deadline time.Time, reason route
 			return nil, last // the server refuses this user or database: waiting would not change it
 		}
 		if time.Until(deadline) <= 0 {
-			return nil, c.unavailable(n, reason, q, cmp.Or(cause, last,
+			return nil, e.unavailable(n, reason, cmp.Or(cause, last,
 				error(fmt.Errorf("%s is not a usable primary (read-only or replicating)", n.name))))
 		}
 		if err := cl.awaitNews(ctx, time.Until(deadline)); err != nil {
@@ -428,53 +475,51 @@ func (c *conn) waitPrimary(ctx context.Context, deadline time.Time, reason route
 
 // unavailable is the error of a statement for the primary that waited
 // WritePause for a usable one; n is the node last taken as primary.
-func (c *conn) unavailable(n *node, reason router.Reason, q string, cause error) error {
-	c.out = notSent
-	return routeErr(n, reason, q, fmt.Errorf("%w after waiting %s: %w", ErrPrimaryUnavailable, c.cl.cfg.WritePause, bare(cause)))
+func (e *exe) unavailable(n *node, reason router.Reason, cause error) error {
+	e.out = notSent
+	return routeErr(n, reason, e.q, fmt.Errorf("%w after waiting %s: %w", ErrPrimaryUnavailable, e.c.cl.cfg.WritePause, bare(cause)))
 }
 
-// withWait makes do wait on replica n until it has applied gtid, up to
-// CausalTimeout; errNotCaughtUp if it does not. A wait that succeeds is
-// remembered (node.applied): the next reads for that position need none.
-func (c *conn) withWait(ctx context.Context, n *node, gtid health.GTIDSet, do work) work {
-	if gtid.IsZero() {
-		return do
+// causalWait waits on b, a replica's connection, until it has applied
+// gtid, up to CausalTimeout; errNotCaughtUp if it does not. A wait that
+// succeeds is remembered (node.applied): the next reads for that
+// position need none.
+func (e *exe) causalWait(ctx context.Context, b *backend, gtid health.GTIDSet) error {
+	q := "SELECT MASTER_GTID_WAIT(?, ?)"
+	if _, mysqlSet := gtid.MySQL(); mysqlSet {
+		q = "SELECT WAIT_FOR_EXECUTED_GTID_SET(?, ?)"
 	}
-	return func(dc driver.Conn) error {
-		q := "SELECT MASTER_GTID_WAIT(?, ?)"
-		if _, mysqlSet := gtid.MySQL(); mysqlSet {
-			q = "SELECT WAIT_FOR_EXECUTED_GTID_SET(?, ?)"
-		}
-		args := []driver.NamedValue{{Ordinal: 1, Value: gtid.String()}, {Ordinal: 2, Value: c.cl.cfg.CausalTimeout.Seconds()}}
-		start := monotonic()
-		v, err := queryValue(ctx, dc, q, args)
-		if err != nil {
-			return err
-		}
-		took := monotonic() - start
-		c.waited += took
-		caught := fmt.Sprint(v) == "0"
-		n.meters.wait(took, caught)
-		if !caught {
-			return errNotCaughtUp
-		}
-		n.applied(gtid)
-		return do(dc)
+	args := []driver.NamedValue{{Ordinal: 1, Value: gtid.String()}, {Ordinal: 2, Value: e.c.cl.cfg.CausalTimeout.Seconds()}}
+	start := monotonic()
+	v, err := queryValue(ctx, b.dc, q, args)
+	if err != nil {
+		return err
 	}
+	took := monotonic() - start
+	e.waited += took
+	caught := fmt.Sprint(v) == "0"
+	b.node.meters.wait(took, caught)
+	if !caught {
+		return errNotCaughtUp
+	}
+	b.node.applied(gtid)
+	return nil
 }
 
 // runSet runs a SET that becomes part of the state applied to every
 // backend connection (router.ReplayState): applying it where the
 // statement runs (the primary, or the transaction's connection) checks
 // it, as running it would.
-func (c *conn) runSet(ctx context.Context, p *plan, q string, out *results) (*backend, error) {
-	as, _ := router.ReplayableSet(q)
+func (e *exe) runSet(ctx context.Context, out *results) (*backend, error) {
+	c := e.c
+	as, _ := router.ReplayableSet(e.q)
 	prev := c.vars
 	c.vars = prev.with(as)
-	b, err := c.execute(ctx, p, q, func(driver.Conn) error { // applyVars ran it
+	e.do = func(driver.Conn) error { // applyVars ran it
 		out.res, out.rows = driver.RowsAffected(0), noRows{}
 		return nil
-	})
+	}
+	b, err := e.execute(ctx)
 	if err != nil {
 		c.vars = prev
 	}

@@ -10,16 +10,28 @@ import (
 )
 
 // hold is the session state machine of a logical connection: the backend
-// connection it holds (conn.sess, on the connection's first cache line
-// with the transaction, tx, and the flags every statement tests: broken,
-// unchecked, dirty) and what keeps it held. A transaction (BeginTx,
-// text BEGIN, autocommit=0) or session state that cannot be replayed
-// pins the logical connection to sess: every statement runs there. State
-// only statements on the primary see (PrimaryState), or result sets still
-// open, keep sess without pinning reads. Without any of these, sess is
-// the primary connection the logical connection last used, kept as one
-// go-sql-driver connection would be.
+// connection it holds, its transaction, and what keeps it held. A
+// transaction (BeginTx, text BEGIN, autocommit=0) or session state that
+// cannot be replayed pins the logical connection to sess: every statement
+// runs there. State only statements on the primary see (PrimaryState), or
+// result sets still open, keep sess without pinning reads. Without any of
+// these, sess is the primary connection the logical connection last used,
+// kept as one go-sql-driver connection would be. It is the first cache
+// line of a connection: every statement tests it.
 type hold struct {
+	sess *backend  // backend connection held for the caller, or nil
+	tx   driver.Tx // open BeginTx transaction on sess
+	// guard watches the open transaction (Config.TxIdleTimeout, TxWarnAge).
+	guard *txGuard
+	// replay logs the open BeginTx transaction for replay (Config.TxReplay).
+	replay *txLog
+
+	broken bool // the session was lost: database/sql must discard this conn
+	// unchecked: sess, held without session state, has not had its
+	// liveness check since database/sql handed this connection out again;
+	// it gets it when a statement is about to use it (checkHeld).
+	unchecked     bool
+	dirty         bool // session state changed: sess is pinned, and discarded at the end
 	textTx        bool // BEGIN / START TRANSACTION seen, not yet ended
 	autocommitOff bool // SET autocommit=0 in force
 	primaryState  bool // sess carries state only primary statements see (PrimaryState): kept, not pinned
@@ -31,14 +43,26 @@ type hold struct {
 }
 
 // inTx reports an open transaction of any kind.
-func (c *conn) inTx() bool { return c.tx != nil || c.textTx || c.autocommitOff }
+func (h *hold) inTx() bool { return h.tx != nil || h.textTx || h.autocommitOff }
 
 // pinned reports that every statement must run on sess.
-func (c *conn) pinned() bool { return c.inTx() || c.dirty }
+func (h *hold) pinned() bool { return h.inTx() || h.dirty }
 
 // keep reports that sess must not be let go: it carries a transaction,
 // session state, or open rows.
-func (c *conn) keep() bool { return c.pinned() || c.primaryState || c.openRows > 0 }
+func (h *hold) keep() bool { return h.pinned() || h.primaryState || h.openRows > 0 }
+
+// heldPrimary reports that a statement for the primary runs on the held
+// connection: it is the primary's, or it carries state only statements
+// on the primary see (its error says so if the node stopped being the
+// primary).
+func (h *hold) heldPrimary() bool {
+	return h.sess != nil && (h.primaryState || h.sess.node.h.IsPrimary())
+}
+
+// targetOK reports whether a statement may run on the held connection b: a
+// plain read anywhere, anything else on the primary only.
+func targetOK(b *backend, read bool) bool { return read || b.node.h.IsPrimary() }
 
 // applyEffects updates the session state after a statement succeeded on
 // the held connection.
@@ -76,10 +100,10 @@ func (c *conn) applyEffects(e router.Effect) {
 // or an OpenDB handle with SetMaxOpenConns), so that idle logical
 // connections cannot hold every connection of the bound and leave a busy
 // one waiting for ever.
-func (c *conn) unpin() {
-	if c.sess != nil && !c.keep() && (!c.cl.isPrimary(c.sess.node) || c.sess.node.bounded()) {
-		c.sess.release(false)
-		c.sess = nil
+func (h *hold) unpin() {
+	if h.sess != nil && !h.keep() && (!h.sess.node.h.IsPrimary() || h.sess.node.bounded()) {
+		h.sess.release(false)
+		h.sess = nil
 	}
 }
 
@@ -118,17 +142,17 @@ func (c *conn) sessionErr(err error, out outcome, reason router.Reason, q string
 // commits reports whether a statement of plan p, failing on the held
 // connection, may have committed data: a write in autocommit, or what
 // ends a transaction that wrote (a text COMMIT, SET autocommit=1).
-func (c *conn) commits(p *plan) bool {
-	if !c.inTx() {
+func (h *hold) commits(p *plan) bool {
+	if !h.inTx() {
 		return changesData(&p.r.cls)
 	}
-	return c.txWrites && p.effects&(router.TxEnd|router.AutocommitOn) != 0
+	return h.txWrites && p.effects&(router.TxEnd|router.AutocommitOn) != 0
 }
 
 // breakSession gives up the held connection with its state: the logical
 // connection is broken, and database/sql, told driver.ErrBadConn by the
 // statements after this one, discards it.
-func (c *conn) breakSession(by error) {
+func (c *conn) breakSession(by *RouteError) {
 	c.broken, c.lostBy = true, by
 	c.tx = nil
 	c.disarmGuard()
@@ -141,8 +165,7 @@ func (c *conn) breakSession(by error) {
 // lostErr is what a Commit or Rollback of a transaction lost with its
 // session returns: the cause the statement that lost it got.
 func (c *conn) lostErr() error {
-	var re *RouteError
-	if errors.As(c.lostBy, &re) && errors.Is(re.Err, ErrTxIdleTimeout) {
+	if c.lostBy != nil && errors.Is(c.lostBy.Err, ErrTxIdleTimeout) {
 		return c.lostBy
 	}
 	return routeErr(nil, router.ReasonInTransaction, "", ErrSessionLost)
@@ -153,7 +176,7 @@ func (c *conn) lostErr() error {
 // carries session state (SET variables, temporary tables, locks, an open
 // text transaction) that the next user must not inherit.
 func (c *conn) release() {
-	c.flushTally()
+	c.short.flush(c.cl, &c.hist)
 	c.plainCtx, c.ctxScope = nil, nil
 	c.disarmGuard()
 	c.replay = nil

@@ -160,7 +160,7 @@ func bare(err error) error {
 
 // routeErr is the error of statement q, routed for reason, on node
 // (which may be nil), caused by err.
-func routeErr(n *node, reason router.Reason, q string, err error) error {
+func routeErr(n *node, reason router.Reason, q string, err error) *RouteError {
 	e := &RouteError{Reason: reason.String(), Statement: quote(q), Err: bare(err)}
 	if n != nil {
 		e.Node = n.name
@@ -170,7 +170,7 @@ func routeErr(n *node, reason router.Reason, q string, err error) error {
 
 // outcomeUnknown is the error of a statement that may have changed data
 // and whose connection broke after it was sent.
-func outcomeUnknown(n *node, reason router.Reason, q string, err error) error {
+func outcomeUnknown(n *node, reason router.Reason, q string, err error) *RouteError {
 	return routeErr(n, reason, q, fmt.Errorf("%w: %w", ErrOutcomeUnknown, bare(err)))
 }
 

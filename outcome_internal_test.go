@@ -62,7 +62,8 @@ func TestJudge(t *testing.T) {
 func TestRouteErrorSaysItOnce(t *testing.T) {
 	n := &node{name: "primary"}
 	inner := routeErr(n, router.ReasonWrite, "INSERT INTO t VALUES (1)", connectErr(io.EOF))
-	err := (&conn{cl: &cluster{cfg: &Config{WritePause: time.Second}, probing: true}}).unavailable(n, router.ReasonWrite, "INSERT INTO t VALUES (1)", inner)
+	c := &conn{cl: &cluster{cfg: &Config{WritePause: time.Second}, probing: true}}
+	err := (&exe{c: c, q: "INSERT INTO t VALUES (1)"}).unavailable(n, router.ReasonWrite, inner)
 	msg := err.Error()
 	assert.Equal(t, 1, strings.Count(msg, "rwshard:"), msg)
 	assert.Equal(t, 1, strings.Count(msg, "node primary"), msg)

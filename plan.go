@@ -111,26 +111,12 @@ func (c *conn) plan(ctx context.Context, q string, ps *stmt, p *plan, rt *routed
 	if p.where == toPrimary && c.heldPrimary() {
 		p.where = toHeld
 	}
-	if p.where == toHeld && c.sess != nil && !c.sessionTargetOK(c.sess, r.cls.Kind == router.Read) {
+	if p.where == toHeld && c.sess != nil && !targetOK(c.sess, r.cls.Kind == router.Read) {
 		// A session on a replica (a read-only transaction) runs plain
 		// reads only: rwshard never sends anything else to a replica.
 		return routeErr(c.sess.node, p.reason, q, ErrWriteToReplica)
 	}
 	return nil
-}
-
-// heldPrimary reports that a statement for the primary runs on the
-// connection the logical connection holds: it is the primary's, or it
-// carries state only statements on the primary see (its error says so if
-// the node stopped being the primary).
-func (c *conn) heldPrimary() bool {
-	return c.sess != nil && (c.primaryState || c.cl.isPrimary(c.sess.node))
-}
-
-// sessionTargetOK reports whether a statement may run on the held
-// connection b: a plain read anywhere, anything else on the primary.
-func (c *conn) sessionTargetOK(b *backend, read bool) bool {
-	return read || c.cl.isPrimary(b.node)
 }
 
 // planRead plans a read bound for a replica: the replicas that qualify

@@ -17,32 +17,33 @@ import (
 // counters (cluster.account) read.
 
 // statementEnd describes the statement that just ran, for the tracer.
-func (c *conn) statementEnd(q string, p *plan, out *results, took time.Duration, err error) StatementEnd {
-	e := StatementEnd{Redacted: redact.Literals(q), RowsAffected: -1, Waited: c.waited, Retried: c.retried,
+func (e *exe) statementEnd(out *results, took time.Duration, err error) StatementEnd {
+	cl, p := e.c.cl, e.p
+	se := StatementEnd{Redacted: redact.Literals(e.q), RowsAffected: -1, Waited: e.waited, Retried: e.retried,
 		Err: err, Duration: took}
 	if p.r != nil {
-		e.Reason, e.Kind = c.final.String(), p.r.cls.Kind.String()
-		e.Outcome = c.out.String()
+		se.Reason, se.Kind = e.final.String(), p.r.cls.Kind.String()
+		se.Outcome = e.out.String()
 		if p.where == toReplicas {
-			for i, n := range c.cl.nodes {
+			for i, n := range cl.nodes {
 				if p.targets.has(i) {
-					e.Targets = append(e.Targets, n.name)
+					se.Targets = append(se.Targets, n.name)
 				}
 			}
 		}
 	}
-	if n := c.ranOn(); n != nil {
-		e.Node, e.Role, e.Addr = n.name, roleOf(c.cl.isPrimary(n)), c.cl.cfg.Nodes[n.index].Addr
+	if n := e.node(); n != nil {
+		se.Node, se.Role, se.Addr = n.name, roleOf(cl.isPrimary(n)), cl.cfg.Nodes[n.index].Addr
 	}
-	if c.cl.cfg.Backend != nil {
-		e.Database = c.cl.cfg.Backend.DBName
+	if cl.cfg.Backend != nil {
+		se.Database = cl.cfg.Backend.DBName
 	}
 	if out.res != nil && err == nil {
 		if n, rerr := out.res.RowsAffected(); rerr == nil {
-			e.RowsAffected = n
+			se.RowsAffected = n
 		}
 	}
-	return e
+	return se
 }
 
 func roleOf(primary bool) string {
@@ -64,7 +65,8 @@ func errText(err error) string {
 }
 
 // logRoute writes the route log line of one statement (Config.RouteLog).
-func (c *conn) logRoute(ctx context.Context, q string, args []driver.NamedValue, p *plan, took time.Duration, err error) {
+func (e *exe) logRoute(ctx context.Context, args []driver.NamedValue, took time.Duration, err error) {
+	c, p, q := e.c, e.p, e.q
 	cfg := c.cl.cfg
 	logger := cfg.logger()
 	sqlText := q
@@ -75,18 +77,18 @@ func (c *conn) logRoute(ctx context.Context, q string, args []driver.NamedValue,
 		sqlText = sqlText[:200] + "…"
 	}
 	node := ""
-	if n := c.ranOn(); n != nil {
+	if n := e.node(); n != nil {
 		node = n.name
 	} else if p.node != nil {
 		node = p.node.name
 	}
 	attrs := []slog.Attr{
 		slog.String("node", node),
-		slog.String("reason", c.final.String()),
+		slog.String("reason", e.final.String()),
 		slog.String("sql", sqlText),
 		slog.Duration("took", took),
 	}
-	if n := c.ranOn(); n != nil && n.pool > 0 {
+	if n := e.node(); n != nil && n.pool > 0 {
 		attrs = append(attrs, slog.String("pool", c.cl.pools[n.pool]))
 	}
 	if c.rule > 0 {
@@ -108,7 +110,7 @@ func (c *conn) logRoute(ctx context.Context, q string, args []driver.NamedValue,
 	level := slog.LevelInfo
 	if err != nil {
 		level = slog.LevelWarn
-		attrs = append(attrs, slog.String("outcome", c.out.String()), slog.String("err", errText(err)))
+		attrs = append(attrs, slog.String("outcome", e.out.String()), slog.String("err", errText(err)))
 	}
 	logger.LogAttrs(ctx, level, "rwshard route", attrs...)
 }

@@ -184,13 +184,14 @@ func foldRow(h *xxhash.Digest, dest []driver.Value) {
 	}
 }
 
-// replayTx rebuilds the transaction on the primary after its connection
+// replayOn rebuilds the transaction on the primary after its connection
 // was lost with cause: a new connection (waiting for a usable primary up
 // to WritePause), BEGIN with the same options, every logged statement
 // again with its result compared. On success c.sess and c.tx are the new
 // ones. On failure the logical connection is broken and the error says
 // why.
-func (c *conn) replayTx(ctx context.Context, cause error) error {
+func (t *txn) replayOn(ctx context.Context, cause error) error {
+	c := (*conn)(t)
 	l := c.replay
 	old := c.sess
 	if old != nil {
@@ -224,10 +225,11 @@ func (c *conn) replayTx(ctx context.Context, cause error) error {
 	r := routed{cls: router.Class{Kind: router.Write, Effect: router.TxBegin}}
 	p := plan{r: &r, reason: router.ReasonInTransaction}
 	var tx driver.Tx
-	b, err := c.runPrimary(ctx, &p, router.ReasonInTransaction, "BEGIN", func(dc driver.Conn) (err error) {
+	e := exe{c: c, p: &p, q: "BEGIN", do: func(dc driver.Conn) (err error) {
 		tx, err = beginTx(ctx, dc, l.opts)
 		return err
-	})
+	}}
+	b, err := e.runPrimary(ctx, router.ReasonInTransaction)
 	if err != nil {
 		return fail("", "no primary to replay on", "", err)
 	}

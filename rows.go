@@ -87,13 +87,9 @@ func (r *rows) Close() error {
 // the connection broke under them.
 func (c *conn) rowsWrote(ctx context.Context, err error, gen, lost uint64) {
 	switch {
-	case !c.ryw:
 	case err == nil && c.sess != nil:
-		c.pendingWrite, c.pendingSess = true, c.scope(ctx)
-		if !c.inTx() {
-			c.commitAt(c.sess, gen, lost)
-		}
-	case err != nil && !c.inTx() && judge(ctx, err).mayHaveRun():
-		c.unsure(c.scope(ctx))
+		c.recordWrite(ctx, c.sess, true, gen, lost)
+	case err != nil && c.ryw && !c.inTx() && judge(ctx, err).mayHaveRun():
+		c.cl.unsure(c.scope(ctx))
 	}
 }

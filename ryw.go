@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/rwshard/rwshard/health"
-	"github.com/rwshard/rwshard/router"
 )
 
 // Recording writes for read-your-writes. A write that succeeds outside a
@@ -17,18 +16,32 @@ import (
 // watch, MySQL), the write is recorded with its GTID unknown, and the
 // scope's next causal read asks the primary for its position.
 
-// wrote notes a successful statement on b for read-your-writes: a write
-// at once in autocommit, at commit inside a transaction. It inlines: a
-// statement with nothing to record makes no call.
-func (c *conn) wrote(ctx context.Context, b *backend, write bool) {
+// recordWrite notes a statement that succeeded on b for read-your-writes:
+// a write (write) at once in autocommit, a transaction's writes at its
+// commit. gen and lost are the session tracker's counts on b when the
+// statement began: the GTID b's server reported since is the write's. It
+// inlines: a statement with nothing to record makes no call.
+func (c *conn) recordWrite(ctx context.Context, b *backend, write bool, gen, lost uint64) {
 	if c.ryw && (write || c.pendingWrite) {
-		if write {
-			c.pendingWrite, c.pendingSess = true, c.scope(ctx)
-		}
-		if c.pendingWrite && !c.inTx() {
-			c.commitWrite(b)
-		}
+		c.committed(ctx, b, write, gen, lost)
 	}
+}
+
+// committed is recordWrite's work.
+func (c *conn) committed(ctx context.Context, b *backend, write bool, gen, lost uint64) {
+	if write {
+		c.pendingWrite, c.pendingSess = true, c.scope(ctx)
+	}
+	if !c.pendingWrite || c.inTx() {
+		return
+	}
+	s := c.pendingSess
+	c.pendingWrite, c.pendingSess = false, nil
+	var gtid health.GTIDSet
+	if b != nil && b.bc != nil && b.bc.trk.active() {
+		gtid, _ = b.bc.trk.since(gen, lost)
+	}
+	s.wroteOn(c.cl.partOf(s), time.Now(), gtid)
 }
 
 // pendInTx marks a write of the short path, always inside a BeginTx
@@ -48,14 +61,15 @@ func (c *conn) pendInTx() {
 // attempt was sent and then broke or was abandoned by its caller. A lost
 // transaction recorded this way costs the scope a needless look at the
 // primary, never a stale read.
-func (c *conn) failedWrite(ctx context.Context, cls *router.Class) {
-	if c.ran == 0 || !(changesData(cls) || c.pendingWrite) || !c.out.mayHaveRun() {
+func (e *exe) failedWrite(ctx context.Context) {
+	c := e.c
+	if e.ran == 0 || !(changesData(&e.p.r.cls) || c.pendingWrite) || !e.out.mayHaveRun() {
 		return
 	}
 	if c.pendingWrite {
-		c.unsure(c.pendingSess)
+		c.cl.unsure(c.pendingSess)
 	} else {
-		c.unsure(c.scope(ctx))
+		c.cl.unsure(c.scope(ctx))
 	}
 }
 
@@ -64,29 +78,8 @@ func (c *conn) failedWrite(ctx context.Context, cls *router.Class) {
 // position (causal) or needs data as of now (session). A statement the
 // server goes on running after its caller gave up, and commits later, is
 // beyond it, as it is beyond a program connected to the primary alone.
-func (c *conn) unsure(s *Session) {
-	s.wroteOn(c.cl.partOf(s), time.Now(), health.GTIDSet{})
-}
-
-// commitWrite records the pending write in its scope, with the GTID b's
-// server reported for it since the statement began (c.gen, c.lost).
-func (c *conn) commitWrite(b *backend) {
-	c.commitAt(b, c.gen, c.lost)
-}
-
-// commitAt is commitWrite for a statement that began at the tracker's
-// counts gen and lost.
-func (c *conn) commitAt(b *backend, gen, lost uint64) {
-	s := c.pendingSess
-	c.pendingWrite, c.pendingSess = false, nil
-	if s == nil {
-		return
-	}
-	var gtid health.GTIDSet
-	if b != nil && b.bc != nil && b.bc.trk.active() {
-		gtid, _ = b.bc.trk.since(gen, lost)
-	}
-	s.wroteOn(c.cl.partOf(s), time.Now(), gtid)
+func (cl *cluster) unsure(s *Session) {
+	s.wroteOn(cl.partOf(s), time.Now(), health.GTIDSet{})
 }
 
 // position reads the primary's whole GTID position into part name of s,

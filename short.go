@@ -67,7 +67,8 @@ func (si *shortInfo) latencyClass() int {
 // it reads is on cache lines the statement's arguments brought in
 // (CheckNamedValue reads c.sess and its connection for each), the
 // statement's first line and its cache entry's, in that order.
-func (c *conn) shortRoute(ctx context.Context, ps *stmt, nargs int) *shortInfo {
+func (ps *stmt) shortRoute(ctx context.Context, nargs int) *shortInfo {
+	c := ps.c
 	if c.tx == nil || !c.argsChecked && nargs > 0 || c.sess == nil || c.unchecked || c.broken || c.guard != nil || c.replay != nil || c.report {
 		return nil
 	}
@@ -77,11 +78,11 @@ func (c *conn) shortRoute(ctx context.Context, ps *stmt, nargs int) *shortInfo {
 	}
 	b := c.sess
 	bc := b.bc
-	if bc == nil || ps.bc != bc || !ps.ent.live || !c.sessionTargetOK(b, si.read) {
+	if bc == nil || ps.bc != bc || !ps.ent.live || !targetOK(b, si.read) {
 		return nil
 	}
 	if len(bc.vars.key)|len(c.vars.key) != 0 || !sameCtx(ctx, c.plainCtx) {
-		return c.shortRouteRare(ctx, bc, si)
+		return ps.shortRouteRare(ctx, bc, si)
 	}
 	return si
 }
@@ -94,7 +95,8 @@ func (c *conn) shortRoute(ctx context.Context, ps *stmt, nargs int) *shortInfo {
 // (hintOf): its values never change.
 //
 //go:noinline
-func (c *conn) shortRouteRare(ctx context.Context, bc *backendConn, si *shortInfo) *shortInfo {
+func (ps *stmt) shortRouteRare(ctx context.Context, bc *backendConn, si *shortInfo) *shortInfo {
+	c := ps.c
 	if !sameKey(bc.vars.key, c.vars.key) {
 		return nil
 	}
@@ -116,9 +118,10 @@ func b2i(b bool) int {
 // for a statement of the short path that is timed (shortState.due), after
 // flushing a full tally. The others run from stmt's ExecContext and
 // QueryContext, without the clock's code and state in their frames.
-func (c *conn) shortTimed(ctx context.Context, ps *stmt, si *shortInfo, args []driver.NamedValue, withRows bool) (res driver.Result, rows driver.Rows, err error) {
+func (ps *stmt) shortTimed(ctx context.Context, si *shortInfo, args []driver.NamedValue, withRows bool) (res driver.Result, rows driver.Rows, err error) {
+	c := ps.c
 	if c.short.n >= tallyMax {
-		c.flushTally()
+		c.short.flush(c.cl, &c.hist)
 	}
 	e := ps.ent
 	start := monotonic()
@@ -127,15 +130,14 @@ func (c *conn) shortTimed(ctx context.Context, ps *stmt, si *shortInfo, args []d
 	} else {
 		res, err = e.execer.ExecContext(ctx, args)
 	}
-	c.timed(si.latencyClass(), monotonic()-start)
+	c.short.timed(&c.hist, si.latencyClass(), monotonic()-start)
 	return res, rows, err
 }
 
 // shortCount counts a statement that succeeded on the short path in the
 // tally. It inlines; a full tally is flushed by the next statement, which
 // is timed for it (shortState.due, shortTimed).
-func (c *conn) shortCount(si *shortInfo) {
-	s := &c.short
+func (s *shortState) count(si *shortInfo) {
 	s.n++
 	s.pending[si.latencyClass()]++
 }
@@ -145,27 +147,29 @@ func (c *conn) shortCount(si *shortInfo) {
 // cache (as exec's), and the error is handled as runOn's (in a
 // transaction without a replay log the statement is never run again, so
 // heldFailed needs no work to redo).
-func (c *conn) shortFailed(ctx context.Context, ps *stmt, si *shortInfo, err error) error {
-	b, d := c.sess, c.shortLast[si.latencyClass()]
+func (ps *stmt) shortFailed(ctx context.Context, si *shortInfo, err error) error {
+	c := ps.c
+	b, d := c.sess, c.hist.last[si.latencyClass()]
 	r := ps.kept(router.State{InTx: true, Pinned: c.dirty})
 	ps.bc.stmts.stats.hits.Add(1) // it found its statement prepared: a hit, counted at once as the failure
 	if staleStmt(err) {
 		ps.bc.stmts.drop(ps.q)
 	}
 	c.cl.budget.Request()
-	c.ran, c.final, c.out = int32(b.node.index+1), r.d.Reason, judge(ctx, err)
-	if c.out != notSent {
+	p := plan{r: r, reason: r.d.Reason, where: toHeld, effects: r.cls.Effect, stmt: true}
+	e := exe{c: c, p: &p, q: ps.q, final: r.d.Reason, out: judge(ctx, err)}
+	e.reached(b.node)
+	if e.out != notSent {
 		b.node.queries.Add(1)
 	}
 	b.node.meters.serverError(err)
-	if c.out.connectionFailed() {
+	if e.out.connectionFailed() {
 		b.node.errors.Add(1)
 	}
-	p := plan{r: r, reason: r.d.Reason, where: toHeld, effects: r.cls.Effect}
-	c.cl.account(c, &p, d)
+	c.cl.account(&e, d)
 	// In a transaction without a replay log nothing is run again: the
 	// connection's state is the transaction's.
-	_, err = c.heldFailed(ctx, &p, ps.q, nil, b, c.out, err)
+	_, err = e.heldFailed(ctx, b, e.out, err)
 	return err
 }
 
@@ -231,16 +235,15 @@ const shortTimedEvery = 16
 // first, and on another node the clock starts again (a full tally is
 // flushed by the next statement, see shortCount). It inlines: the
 // statements of a transaction, one node's and one route's, make no call.
-func (c *conn) shortOn(n *node, reason router.Reason) {
-	if s := &c.short; s.node != n || s.reason != reason {
-		c.shortSwitch(n, reason)
+func (s *shortState) on(c *conn, n *node, reason router.Reason) {
+	if s.node != n || s.reason != reason {
+		s.switchTo(c, n, reason)
 	}
 }
 
-// shortSwitch is shortOn's work for a statement of another node or route.
-func (c *conn) shortSwitch(n *node, reason router.Reason) {
-	s := &c.short
-	c.flushTally()
+// switchTo is on's work for a statement of another node or route.
+func (s *shortState) switchTo(c *conn, n *node, reason router.Reason) {
+	s.flush(c.cl, &c.hist)
 	if s.node != n {
 		s.node, s.sampled = n, [2]bool{}
 	}
@@ -262,42 +265,50 @@ func (s *shortState) due(class int) bool {
 // counting the statements pending at the one before, and draws the
 // number of statements to run untimed before the next one: 0 to
 // 2×(shortTimedEvery-1), evenly.
-func (c *conn) timed(class int, d time.Duration) {
-	s := &c.short
-	c.settle(class)
-	c.shortLast[class], s.sampled[class] = d, true
+func (s *shortState) timed(h *shortHist, class int, d time.Duration) {
+	s.settle(h, class)
+	h.last[class], s.sampled[class] = d, true
 	s.bucket[class] = uint8(bucketOf(d))
 	s.untimed = rand.Uint32N(2*shortTimedEvery - 1)
 }
 
 // settle counts the statements of class class pending at their duration.
-func (c *conn) settle(class int) {
-	s := &c.short
+func (s *shortState) settle(h *shortHist, class int) {
 	if k := s.pending[class]; k > 0 {
-		h := &c.shortLat[class]
-		h.buckets[s.bucket[class]] += k
-		h.sum += int64(k) * int64(c.shortLast[class])
+		l := &h.lat[class]
+		l.buckets[s.bucket[class]] += k
+		l.sum += int64(k) * int64(h.last[class])
 		s.pending[class] = 0
 	}
 }
 
-// flushTally adds c's tally to the shared counters and empties it; the
-// clock goes on.
-func (c *conn) flushTally() {
-	s := &c.short
+// shortHist is the short path's tallied durations by latency class (see
+// shortInfo.latencyClass): the rest, plain reads (as nodeMeters.latency);
+// and the duration of the last timed statement of each class on
+// shortState.node (shortState.sampled says there was one). A connection
+// keeps it off the cache lines every statement reads: only timed
+// statements and the flush touch it.
+type shortHist struct {
+	lat  [2]localHist
+	last [2]time.Duration
+}
+
+// flush adds the tally to cl's shared counters and empties it; the clock
+// goes on.
+func (s *shortState) flush(cl *cluster, h *shortHist) {
 	if s.n == 0 {
 		return
 	}
-	c.settle(0)
-	c.settle(1)
-	n, lat := s.node, &c.shortLat
+	s.settle(h, 0)
+	s.settle(h, 1)
+	n, lat := s.node, &h.lat
 	reads := uint64(lat[1].count())
 	var primaryReads uint64
-	if c.cl.isPrimary(n) {
+	if cl.isPrimary(n) {
 		primaryReads = reads
 	}
-	c.cl.counted(s.reason, n, uint64(s.n), reads, primaryReads)
-	c.cl.budget.Requests(int(s.n))
+	cl.counted(s.reason, n, uint64(s.n), reads, primaryReads)
+	cl.budget.Requests(int(s.n))
 	n.meters.writes.merge(&lat[0])
 	n.meters.reads.merge(&lat[1])
 	n.stmts.hits.Add(uint64(s.n)) // every statement of the short path is a hit

@@ -58,14 +58,14 @@ func TestShortPath(t *testing.T) {
 			require.NoError(t, err)
 			for i := range 3 {
 				a := args(i, 7)
-				assert.Equal(t, tc.short && i > 0, c.shortRoute(ctx, upd.(*stmt), len(a)) != nil, "UPDATE %d: short path", i)
+				assert.Equal(t, tc.short && i > 0, upd.(*stmt).shortRoute(ctx, len(a)) != nil, "UPDATE %d: short path", i)
 				res, err := upd.(*stmt).ExecContext(ctx, a)
 				require.NoError(t, err)
 				n, _ := res.RowsAffected()
 				assert.Equal(t, int64(1), n)
 
 				a = args(7)
-				assert.Equal(t, tc.short && i > 0, c.shortRoute(ctx, sel.(*stmt), len(a)) != nil, "SELECT %d: short path", i)
+				assert.Equal(t, tc.short && i > 0, sel.(*stmt).shortRoute(ctx, len(a)) != nil, "SELECT %d: short path", i)
 				rows, err := sel.(*stmt).QueryContext(ctx, a)
 				require.NoError(t, err)
 				dest := make([]driver.Value, len(rows.Columns()))
@@ -73,7 +73,7 @@ func TestShortPath(t *testing.T) {
 				require.NoError(t, rows.Close())
 			}
 			require.NoError(t, tx.Commit())
-			assert.True(t, c.shortRoute(ctx, upd.(*stmt), 0) == nil, "no short path outside a transaction")
+			assert.True(t, upd.(*stmt).shortRoute(ctx, 0) == nil, "no short path outside a transaction")
 
 			// The next transaction keeps the connection: its first
 			// statement, a write, takes the short path, and is recorded
@@ -81,7 +81,7 @@ func TestShortPath(t *testing.T) {
 			tx, err = c.BeginTx(ctx, driver.TxOptions{})
 			require.NoError(t, err)
 			a := args(9, 7)
-			assert.Equal(t, tc.short, c.shortRoute(ctx, upd.(*stmt), len(a)) != nil, "the next transaction's UPDATE: short path")
+			assert.Equal(t, tc.short, upd.(*stmt).shortRoute(ctx, len(a)) != nil, "the next transaction's UPDATE: short path")
 			_, err = upd.(*stmt).ExecContext(ctx, a)
 			require.NoError(t, err)
 			assert.True(t, c.pendingWrite, "the transaction's write is recorded for its commit")
@@ -94,7 +94,7 @@ func TestShortPath(t *testing.T) {
 				tx, err = c.BeginTx(ctx, driver.TxOptions{})
 				require.NoError(t, err)
 				a := args(i)
-				assert.Equal(t, tc.short && i > 0, c.shortRoute(ctx, ret.(*stmt), len(a)) != nil, "RETURNING %d: short path", i)
+				assert.Equal(t, tc.short && i > 0, ret.(*stmt).shortRoute(ctx, len(a)) != nil, "RETURNING %d: short path", i)
 				rows, err := ret.(*stmt).QueryContext(ctx, a)
 				require.NoError(t, err)
 				assert.False(t, c.pendingWrite, "RETURNING %d: not recorded while its rows are open", i)
@@ -136,7 +136,7 @@ func TestShortPathErrors(t *testing.T) {
 	ps := ds.(*stmt)
 	exec := func(short bool) error {
 		a := checkedArgs(t, c, 1, 7)
-		assert.Equal(t, short, c.shortRoute(ctx, ps, len(a)) != nil, "short path")
+		assert.Equal(t, short, ps.shortRoute(ctx, len(a)) != nil, "short path")
 		_, err := ps.ExecContext(ctx, a)
 		return err
 	}
@@ -260,7 +260,7 @@ func TestShortPathTally(t *testing.T) {
 	assert.Equal(t, uint32(6), c.short.n)
 	require.NoError(t, tx.Commit())
 	assert.Equal(t, seen{queries: 8, inTx: 8, reads: 4, primaryReads: 4, hits: 8, readLat: 4, writeLat: 4}, now(), "added at commit")
-	assert.True(t, c.short.n == 0 && c.short.pending == [2]uint32{} && c.shortLat == [2]localHist{}, "the tally is empty after the commit")
+	assert.True(t, c.short.n == 0 && c.short.pending == [2]uint32{} && c.hist.lat == [2]localHist{}, "the tally is empty after the commit")
 
 	// A long transaction: no more than tallyMax statements wait.
 	tx, err = c.BeginTx(ctx, driver.TxOptions{})
@@ -305,27 +305,27 @@ func TestShortPathConditions(t *testing.T) {
 	require.NoError(t, err)
 
 	a := converted()
-	assert.True(t, c.shortRoute(ctx, ps, len(a)) != nil, "converted arguments")
-	assert.True(t, c.shortRoute(ctx, none.(*stmt), 0) != nil, "no arguments")
+	assert.True(t, ps.shortRoute(ctx, len(a)) != nil, "converted arguments")
+	assert.True(t, none.(*stmt).shortRoute(ctx, 0) != nil, "no arguments")
 	c.argsChecked = false
-	assert.True(t, c.shortRoute(ctx, ps, len(a)) == nil, "arguments not converted")
+	assert.True(t, ps.shortRoute(ctx, len(a)) == nil, "arguments not converted")
 
 	a = converted()
 	ps.ent.live = false
-	assert.True(t, c.shortRoute(ctx, ps, len(a)) == nil, "the cache entry is gone")
+	assert.True(t, ps.shortRoute(ctx, len(a)) == nil, "the cache entry is gone")
 	ps.ent.live = true
 
 	c.vars.key = "time_zone='+00:00'"
-	assert.True(t, c.shortRoute(ctx, ps, len(a)) == nil, "session variables to apply")
+	assert.True(t, ps.shortRoute(ctx, len(a)) == nil, "session variables to apply")
 	c.sess.bc.vars.key = c.vars.key
-	assert.True(t, c.shortRoute(ctx, ps, len(a)) != nil, "the same session variables on both")
+	assert.True(t, ps.shortRoute(ctx, len(a)) != nil, "the same session variables on both")
 	c.vars.key, c.sess.bc.vars.key = "", ""
 
 	// A hint made in the process, but not in this statement's context.
 	_ = hint.Primary(context.Background())
 	require.True(t, hint.Made())
-	assert.True(t, c.shortRoute(ctx, ps, len(a)) != nil, "a hint elsewhere")
-	assert.True(t, c.shortRoute(hint.Primary(ctx), ps, len(a)) == nil, "a hint in the context")
+	assert.True(t, ps.shortRoute(ctx, len(a)) != nil, "a hint elsewhere")
+	assert.True(t, ps.shortRoute(hint.Primary(ctx), len(a)) == nil, "a hint in the context")
 
 	// A session pinned inside the transaction (a user variable set) is
 	// another connection state: the statement's route there is decided
@@ -334,11 +334,11 @@ func TestShortPathConditions(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, c.dirty, "SET @x pins the session")
 	a = converted()
-	assert.True(t, c.shortRoute(ctx, ps, len(a)) == nil, "pinned: no route remembered yet")
+	assert.True(t, ps.shortRoute(ctx, len(a)) == nil, "pinned: no route remembered yet")
 	_, err = ps.ExecContext(ctx, a)
 	require.NoError(t, err)
 	a = converted()
-	assert.True(t, c.shortRoute(ctx, ps, len(a)) != nil, "pinned: the remembered route")
+	assert.True(t, ps.shortRoute(ctx, len(a)) != nil, "pinned: the remembered route")
 	_, err = ps.ExecContext(ctx, a)
 	require.NoError(t, err)
 }
@@ -356,14 +356,14 @@ func TestShortPathWriteSession(t *testing.T) {
 	require.NoError(t, err)
 	c.pendingWrite = false
 	a := checkedArgs(t, c, 2, 7)
-	require.True(t, c.shortRoute(ctx, ps, len(a)) != nil, "short path")
+	require.True(t, ps.shortRoute(ctx, len(a)) != nil, "short path")
 	_, err = ps.ExecContext(ctx, a)
 	require.NoError(t, err)
 	assert.True(t, c.pendingWrite && c.pendingSess == &c.cl.global, "recorded in the connector's scope")
 
 	sctx := WithSession(ctx)
 	a = checkedArgs(t, c, 3, 7)
-	require.True(t, c.shortRoute(sctx, ps, len(a)) != nil, "short path")
+	require.True(t, ps.shortRoute(sctx, len(a)) != nil, "short path")
 	_, err = ps.ExecContext(sctx, a)
 	require.NoError(t, err)
 	assert.True(t, c.pendingSess == SessionFrom(sctx), "recorded in the context's Session")
@@ -442,18 +442,18 @@ func TestShortClockSample(t *testing.T) {
 	c := &conn{}
 	s := &c.short
 	n1, n2 := &node{}, &node{}
-	c.shortOn(n1, router.ReasonInTransaction)
+	c.short.on(c, n1, router.ReasonInTransaction)
 	assert.True(t, s.due(0), "the first statement is timed")
-	c.timed(0, time.Millisecond)
+	c.short.timed(&c.hist, 0, time.Millisecond)
 	s.untimed = 5
 	assert.True(t, s.due(1), "the first read is timed, whatever the countdown")
-	c.timed(1, 2*time.Millisecond)
+	c.short.timed(&c.hist, 1, 2*time.Millisecond)
 	s.untimed = 5
 	assert.False(t, s.due(0), "a write on the same node waits its turn")
-	c.shortOn(n2, router.ReasonInTransaction)
+	c.short.on(c, n2, router.ReasonInTransaction)
 	assert.True(t, s.due(0), "the first statement on another node is timed")
-	c.timed(0, 3*time.Millisecond)
-	assert.Equal(t, [2]time.Duration{3 * time.Millisecond, 2 * time.Millisecond}, c.shortLast, "the durations as timed")
+	c.short.timed(&c.hist, 0, 3*time.Millisecond)
+	assert.Equal(t, [2]time.Duration{3 * time.Millisecond, 2 * time.Millisecond}, c.hist.last, "the durations as timed")
 	assert.Equal(t, [2]bool{true, false}, s.sampled, "another node's durations are not carried over")
 	const n = 80000
 	timed := 0
@@ -461,18 +461,18 @@ func TestShortClockSample(t *testing.T) {
 		class := i % 2
 		if s.due(class) {
 			timed++
-			c.timed(class, time.Millisecond)
+			c.short.timed(&c.hist, class, time.Millisecond)
 		}
 	}
 	// One in shortTimedEvery on average (16: 5,000 timed, give or take
 	// about 70); the bounds are a tenth either side.
 	want := n / shortTimedEvery
 	assert.True(t, timed > want*9/10 && timed < want*11/10, "%d of %d statements timed, want about 1 in %d", timed, n, shortTimedEvery)
-	c.shortOn(n1, router.ReasonInTransaction)
-	c.timed(0, 0)
+	c.short.on(c, n1, router.ReasonInTransaction)
+	c.short.timed(&c.hist, 0, 0)
 	s.untimed = 5
 	assert.False(t, s.due(0), "a duration of 0 is a duration, not none")
-	assert.Equal(t, time.Duration(0), c.shortLast[0])
+	assert.Equal(t, time.Duration(0), c.hist.last[0])
 }
 
 // Untimed statements wait, counted, until the next timed one of their
@@ -480,13 +480,13 @@ func TestShortClockSample(t *testing.T) {
 func TestShortClockSettle(t *testing.T) {
 	c := &conn{}
 	s := &c.short
-	c.shortOn(&node{}, router.ReasonInTransaction)
-	c.timed(0, 3*time.Millisecond)
+	c.short.on(c, &node{}, router.ReasonInTransaction)
+	c.short.timed(&c.hist, 0, 3*time.Millisecond)
 	s.pending[0] = 4 // the timed statement and three after it
-	c.timed(1, 40*time.Millisecond)
-	assert.Equal(t, [2]localHist{}, c.shortLat, "a read's timing leaves the writes pending")
-	c.timed(0, 30*time.Millisecond)
-	w := c.shortLat[0]
+	c.short.timed(&c.hist, 1, 40*time.Millisecond)
+	assert.Equal(t, [2]localHist{}, c.hist.lat, "a read's timing leaves the writes pending")
+	c.short.timed(&c.hist, 0, 30*time.Millisecond)
+	w := c.hist.lat[0]
 	assert.Equal(t, uint32(4), w.buckets[bucketOf(3*time.Millisecond)], "counted at 3ms: %v", w.buckets)
 	assert.Equal(t, uint32(4), w.count())
 	assert.Equal(t, int64(12*time.Millisecond), w.sum)
@@ -510,7 +510,7 @@ func TestShortPathLatencyCounted(t *testing.T) {
 			be.failWith(&mysql.MySQLError{Number: 1062, Message: "Duplicate entry '7' for key 'PRIMARY'"})
 		}
 		a := checkedArgs(t, c, 1, 7)
-		assert.Equal(t, i > 0, c.shortRoute(ctx, ps, len(a)) != nil, "statement %d: short path", i)
+		assert.Equal(t, i > 0, ps.shortRoute(ctx, len(a)) != nil, "statement %d: short path", i)
 		_, err := ps.ExecContext(ctx, a)
 		assert.Equal(t, i > each, err != nil, "statement %d: %v", i, err)
 	}
@@ -533,7 +533,7 @@ func TestShortPathRawRows(t *testing.T) {
 	read := func(c *conn, sel *stmt) driver.Rows {
 		t.Helper()
 		a := checkedArgs(t, c, 7)
-		require.True(t, c.shortRoute(ctx, sel, len(a)) != nil, "short path")
+		require.True(t, sel.shortRoute(ctx, len(a)) != nil, "short path")
 		rows, err := sel.QueryContext(ctx, a)
 		require.NoError(t, err)
 		return rows
@@ -560,7 +560,7 @@ func TestShortPathRawRows(t *testing.T) {
 	assert.False(t, wrapped, "the backend's own rows")
 	assert.True(t, c.sess.raw)
 	require.NoError(t, rs.Close())
-	require.NoError(t, c.endTx(true))
+	require.NoError(t, (*txn)(c).end(true))
 	require.True(t, c.sess != nil, "the primary connection stays held")
 	require.NoError(t, c.ResetSession(ctx))
 	assert.False(t, c.sess.raw, "reset: every result set closed")
@@ -568,7 +568,7 @@ func TestShortPathRawRows(t *testing.T) {
 	_, err := c.BeginTx(ctx, driver.TxOptions{})
 	require.NoError(t, err)
 	require.NoError(t, read(c, sel).Close())
-	require.NoError(t, c.endTx(true))
+	require.NoError(t, (*txn)(c).end(true))
 	require.NoError(t, c.Close())
 	assert.Equal(t, 1, idle(cn), "closed by database/sql: pooled")
 

@@ -83,22 +83,22 @@ func (s *stmt) NumInput() int { return -1 }
 // together they are too large to inline.
 func (s *stmt) ExecContext(ctx context.Context, args []driver.NamedValue) (res driver.Result, err error) {
 	c := s.c
-	si := c.shortRoute(ctx, s, len(args))
+	si := s.shortRoute(ctx, len(args))
 	if si == nil {
 		return c.exec(ctx, s.q, args, s)
 	}
 	c.argsChecked = false // consumed, as prep does
-	c.shortOn(c.sess.node, si.reason)
+	c.short.on(c, c.sess.node, si.reason)
 	s.bc.stmts.stamp(s.ent) // its hit is the tally's
 	if c.short.due(si.latencyClass()) {
-		res, _, err = c.shortTimed(ctx, s, si, args, false)
+		res, _, err = s.shortTimed(ctx, si, args, false)
 	} else {
 		res, err = s.ent.execer.ExecContext(ctx, args)
 	}
 	if err != nil {
-		return nil, c.shortFailed(ctx, s, si, err)
+		return nil, s.shortFailed(ctx, si, err)
 	}
-	c.shortCount(si)
+	c.short.count(si)
 	if si.write && c.ryw {
 		c.pendInTx() // wrote, in a transaction
 	}
@@ -107,27 +107,28 @@ func (s *stmt) ExecContext(ctx context.Context, args []driver.NamedValue) (res d
 
 func (s *stmt) QueryContext(ctx context.Context, args []driver.NamedValue) (rows driver.Rows, err error) {
 	c := s.c
-	si := c.shortRoute(ctx, s, len(args))
+	si := s.shortRoute(ctx, len(args))
 	if si == nil {
 		return c.queryRows(ctx, s.q, args, s)
 	}
 	c.argsChecked = false // consumed, as prep does
-	c.shortOn(c.sess.node, si.reason)
+	c.short.on(c, c.sess.node, si.reason)
 	s.bc.stmts.stamp(s.ent) // its hit is the tally's
 	if c.short.due(si.latencyClass()) {
-		_, rows, err = c.shortTimed(ctx, s, si, args, true)
+		_, rows, err = s.shortTimed(ctx, si, args, true)
 	} else {
 		rows, err = s.ent.queryer.QueryContext(ctx, args)
 	}
 	if err != nil {
-		return nil, c.shortFailed(ctx, s, si, err)
+		return nil, s.shortFailed(ctx, si, err)
 	}
-	c.shortCount(si)
+	c.short.count(si)
 	if si.write || c.sess.bounded {
 		// A write's rows (INSERT … RETURNING) record it once closed; a
 		// bounded pool gets its connection back at the transaction's
 		// end, once its rows are closed.
-		return c.heldRows(ctx, s.q, args, rows, nil, si.write), nil
+		p := plan{r: s.kept(router.State{InTx: true, Pinned: c.dirty})}
+		return c.heldRows(ctx, &exe{c: c, p: &p, q: s.q}, args, rows, nil), nil
 	}
 	// A read's rows go to database/sql as go-sql-driver's own, every
 	// optional interface of theirs, without a wrapper to close: in the

@@ -15,8 +15,8 @@ var _ driver.Tx = (*txn)(nil)
 // all run on its held backend connection until Commit or Rollback.
 type txn conn
 
-func (t *txn) Commit() error   { return (*conn)(t).endTx(true) }
-func (t *txn) Rollback() error { return (*conn)(t).endTx(false) }
+func (t *txn) Commit() error   { return t.end(true) }
+func (t *txn) Rollback() error { return t.end(false) }
 
 // BeginTx opens a transaction on the primary, or on a replica for a
 // read-only transaction when Config.ReadOnlyTx is "replica". Every
@@ -34,9 +34,9 @@ func (c *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, e
 		c.txCtx, c.txStart = tt.TxStart(ctx, TxStart{ReadOnly: opts.ReadOnly, Isolation: int(opts.Isolation)}), monotonic()
 		ctx = c.txCtx
 	}
-	tx, err := c.beginTx(ctx, opts)
+	tx, err := (*txn)(c).begin(ctx, opts)
 	if err != nil {
-		c.traceTx(false, err)
+		(*txn)(c).trace(false, err)
 	}
 	return tx, err
 }
@@ -50,16 +50,16 @@ func (c *conn) Begin() (driver.Tx, error) { return c.BeginTx(context.Background(
 // lag hints apply; pool rules, by table or text, cannot: no statement is
 // known yet). A BEGIN changes no data: a connection that breaks under it
 // is replaced, as for any statement that did not run.
-func (c *conn) beginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
+func (t *txn) begin(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
+	c := (*conn)(t)
 	var tx driver.Tx
-	begin := func(dc driver.Conn) (err error) {
-		tx, err = beginTx(ctx, dc, opts)
-		return err
-	}
 	r := routed{cls: router.Class{Kind: router.Write, Effect: router.TxBegin},
 		d: router.Decision{Target: router.ToPrimary, Reason: router.ReasonInTransaction}}
 	p := plan{r: &r, reason: router.ReasonInTransaction}
-	c.ran, c.out = 0, ranOK
+	e := exe{c: c, p: &p, q: "BEGIN", do: func(dc driver.Conn) (err error) {
+		tx, err = beginTx(ctx, dc, opts)
+		return err
+	}}
 	var b *backend
 	var err error
 	if opts.ReadOnly && c.cl.cfg.ReadOnlyTx == TxReadReplica {
@@ -72,13 +72,13 @@ func (c *conn) beginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, e
 		r.h = hint.Hint{Pool: ch.Pool, MaxLag: ch.MaxLag}
 		p.where = toReplicas
 		if err = c.planRead(ctx, "BEGIN", &p); err == nil {
-			b, err = c.runRead(ctx, &p, "BEGIN", begin)
+			b, err = e.runRead(ctx)
 		}
 	} else {
 		if c.heldPrimary() {
 			p.where = toHeld
 		}
-		b, err = c.execute(ctx, &p, "BEGIN", begin)
+		b, err = e.execute(ctx)
 	}
 	if err != nil {
 		return nil, err
@@ -93,19 +93,20 @@ func (c *conn) beginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, e
 		c.replay = &txLog{opts: opts}
 	}
 	c.armGuard()
-	return (*txn)(c), nil
+	return t, nil
 }
 
-// traceTx ends a BeginTx transaction's trace. It inlines: without a
+// trace ends a BeginTx transaction's trace. It inlines: without a
 // tracer a transaction's end makes no call for it.
-func (c *conn) traceTx(commit bool, err error) {
-	if c.cl.txTracer != nil && c.txCtx != nil {
-		c.endTrace(commit, err)
+func (t *txn) trace(commit bool, err error) {
+	if t.cl.txTracer != nil && t.txCtx != nil {
+		t.endTrace(commit, err)
 	}
 }
 
-// endTrace is traceTx's work.
-func (c *conn) endTrace(commit bool, err error) {
+// endTrace is trace's work.
+func (t *txn) endTrace(commit bool, err error) {
+	c := (*conn)(t)
 	tt := c.cl.txTracer
 	e := TxEnd{Commit: commit, Err: err, Duration: monotonic() - c.txStart}
 	if c.sess != nil {
@@ -115,16 +116,17 @@ func (c *conn) endTrace(commit bool, err error) {
 	c.txCtx = nil
 }
 
-// endTx commits or rolls back the BeginTx transaction.
-func (c *conn) endTx(commit bool) error {
-	c.flushTally()
+// end commits or rolls back the BeginTx transaction.
+func (t *txn) end(commit bool) error {
+	c := (*conn)(t)
+	c.short.flush(c.cl, &c.hist)
 	op := "COMMIT"
 	if !commit {
 		op = "ROLLBACK"
 	}
 	if c.guard != nil && c.guard.expired() {
 		err := c.expired(op)
-		c.traceTx(commit, err)
+		t.trace(commit, err)
 		if !commit {
 			return nil // it is rolled back
 		}
@@ -132,29 +134,29 @@ func (c *conn) endTx(commit bool) error {
 	}
 	c.disarmGuard()
 	if c.tx == nil {
-		err := routeErr(nil, 0, "", errors.New("no transaction is open"))
+		var err error = routeErr(nil, 0, "", errors.New("no transaction is open"))
 		if c.broken {
 			// The transaction was lost with its connection (and said so);
 			// nothing of it was committed.
 			err = c.lostErr()
 		}
-		c.traceTx(commit, err)
+		t.trace(commit, err)
 		return err
 	}
 	b := c.sess
-	c.gen, c.lost = b.mark()
+	gen, lost := b.mark()
 	var err error
 	if commit {
 		err = c.tx.Commit()
 		if err != nil && c.replay != nil && readOnlyRejection(err) {
 			// The server refused the COMMIT (the node turned read-only):
 			// nothing was committed; replay on the new primary, commit there.
-			if err = c.replayTx(context.Background(), err); err == nil {
+			if err = t.replayOn(context.Background(), err); err == nil {
 				b = c.sess
-				c.gen, c.lost = b.mark()
+				gen, lost = b.mark()
 				err = c.tx.Commit()
 			} else {
-				c.traceTx(commit, err)
+				t.trace(commit, err)
 				return err
 			}
 		}
@@ -163,17 +165,17 @@ func (c *conn) endTx(commit bool) error {
 	}
 	c.tx, c.replay = nil, nil
 	c.plainCtx, c.ctxScope = nil, nil // see hintOf
-	c.traceTx(commit, err)
+	t.trace(commit, err)
 	out := judge(context.Background(), err)
 	switch {
 	case err != nil:
 		if commit && c.pendingWrite && out.mayHaveRun() {
-			c.unsure(c.pendingSess) // the COMMIT may have run
+			c.cl.unsure(c.pendingSess) // the COMMIT may have run
 		}
 		c.pendingWrite, c.pendingSess = false, nil
 		err = c.sessionErr(err, out, router.ReasonInTransaction, op, commit && c.txWrites)
 	case commit && c.pendingWrite:
-		c.commitWrite(b)
+		c.committed(context.Background(), b, false, gen, lost)
 	default: // nothing to record: no write, or no session to record it in
 		c.pendingWrite, c.pendingSess = false, nil
 	}

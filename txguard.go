@@ -87,12 +87,12 @@ func (g *txGuard) leave() {
 func (g *txGuard) expired() bool { return g.state.Load() == guardExpired }
 
 // disarmGuard ends the guards when the transaction ends.
-func (c *conn) disarmGuard() {
-	g := c.guard
+func (h *hold) disarmGuard() {
+	g := h.guard
 	if g == nil {
 		return
 	}
-	c.guard = nil
+	h.guard = nil
 	g.state.Store(guardDone)
 	if g.idle != nil {
 		g.idle.Stop()
