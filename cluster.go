@@ -61,7 +61,10 @@ type cluster struct {
 	policy     balance.Policy  // bound to every node's name, in order
 	weighted   bool            // built-in weighted policy: a primary with weight > 0 takes reads
 	classifier *router.Classifier
-	budget     *health.Budget
+	// tag is the classifier's tag function (Config.PoolRules), for the
+	// units of sharded statements, which come classified; nil: none.
+	tag    func(string, router.Class) int
+	budget *health.Budget
 	// report: a statement is reported when it ends (Config.Tracer or
 	// Config.RouteLog); ryw: Config.Consistency is not eventual. Derived
 	// once, beside budget, which every statement reads too.

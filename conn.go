@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/rwshard/rwshard/hint"
+	"github.com/rwshard/rwshard/internal/shardhook"
 	"github.com/rwshard/rwshard/router"
 )
 
@@ -22,6 +23,7 @@ var (
 	_ driver.NamedValueChecker  = (*conn)(nil)
 	_ driver.Execer             = (*conn)(nil) //nolint:staticcheck // for callers that assert it
 	_ driver.Queryer            = (*conn)(nil) //nolint:staticcheck
+	_ shardhook.Units           = (*conn)(nil)
 )
 
 // conn is a logical connection: what database/sql pools on the caller's
@@ -189,6 +191,17 @@ func (c *conn) heldRows(ctx context.Context, e *exe, args []driver.NamedValue, r
 	return r
 }
 
+// QueryUnit and ExecUnit run a unit of a sharded statement (see
+// shardhook.Units): a statement like any other, whose class the sharding
+// module gives, run as a prepared statement when prepared.
+func (c *conn) QueryUnit(ctx context.Context, q string, args []driver.NamedValue, cls router.Class, prepared bool) (driver.Rows, error) {
+	return c.queryRows(ctx, q, args, unitStmt(c, q, cls, prepared))
+}
+
+func (c *conn) ExecUnit(ctx context.Context, q string, args []driver.NamedValue, cls router.Class, prepared bool) (driver.Result, error) {
+	return c.exec(ctx, q, args, unitStmt(c, q, cls, prepared))
+}
+
 // ExecContext routes and runs a statement without rows.
 func (c *conn) ExecContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Result, error) {
 	return c.exec(ctx, q, args, nil)
@@ -349,6 +362,9 @@ func (c *conn) CheckNamedValue(nv *driver.NamedValue) error {
 // CheckNamedValue's mark, which holds for this statement only.
 func (c *conn) prep(ps *stmt) prep {
 	p := prep{st: ps, converted: c.argsChecked}
+	if ps != nil && ps.text {
+		p.st = nil // a unit run as a text statement
+	}
 	c.argsChecked = false
 	return p
 }

@@ -157,6 +157,7 @@ func newCluster(cfg *Config) (*cluster, error) {
 		byName:     make(map[string]*node, len(cfg.Nodes)),
 		policy:     policy,
 		classifier: router.NewTaggingClassifier(cfg.ClassifierCacheSize, cfg.poolTagger()),
+		tag:        cfg.poolTagger(),
 		budget:     health.NewBudget(cfg.RetryBudget, 1),
 		weighted:   cfg.Policy == nil && cfg.Balance == "weighted",
 	}

@@ -108,14 +108,22 @@ func (h *hold) unpin() {
 }
 
 // sessionErr handles the failed outcome out of a statement on the held
-// connection. If the connection broke, the session is gone: the logical
-// connection is broken and the caller learns why (ErrSessionLost, and
-// ErrOutcomeUnknown as well when the statement may have committed data:
-// commits); its state cannot be rebuilt elsewhere, so this is never
-// retried. Any other error is the caller's as it came.
+// connection. If the connection broke, or its node turned read-only, the
+// session is gone: the logical connection is broken and the caller learns
+// why (ErrSessionLost, and ErrOutcomeUnknown as well when the statement
+// may have committed data: commits); its state cannot be rebuilt
+// elsewhere, so this is never retried. Any other error is the caller's as
+// it came.
 func (c *conn) sessionErr(err error, out outcome, reason router.Reason, q string, commits bool) error {
 	if readOnlyRejection(err) {
-		c.cl.mon.ReadOnly(c.sess.node.index) // rediscover; this session stays where it is
+		// The node turned read-only under the session (a switchover): its
+		// transaction or state can neither go on there nor move; the
+		// statement did not run. The session is lost, and says why.
+		n := c.sess.node
+		c.cl.mon.ReadOnly(n.index)
+		lost := routeErr(n, reason, q, fmt.Errorf("%w: the node turned read-only: %w", ErrSessionLost, err))
+		c.breakSession(lost)
+		return lost
 	}
 	if !out.connectionFailed() {
 		if c.sess != nil && !validConn(c.sess.dc) {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strings"
 
 	"github.com/go-sql-driver/mysql"
 
@@ -85,11 +86,18 @@ func refusedNumber(n uint16) bool {
 }
 
 // readOnlyRejection reports a statement the server refused because it is
-// read-only (1290 ER_OPTION_PREVENTS_STATEMENT, 1836 ER_READ_ONLY_MODE):
-// it did not run.
+// read-only (1836 ER_READ_ONLY_MODE; 1290 ER_OPTION_PREVENTS_STATEMENT
+// naming --read-only or --super-read-only, not another option such as
+// --secure-file-priv): it did not run.
 func readOnlyRejection(err error) bool {
-	n := serverErrno(err)
-	return n == 1290 || n == 1836
+	if err == nil {
+		return false
+	}
+	var me *mysql.MySQLError
+	if !errors.As(err, &me) {
+		return false
+	}
+	return me.Number == 1836 || me.Number == 1290 && strings.Contains(me.Message, "read-only")
 }
 
 // serverErrno is the number of the MySQL server error in err's chain, 0

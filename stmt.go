@@ -39,6 +39,19 @@ type stmt struct {
 	// The classifier's answer for q.
 	cls        router.Class
 	classified bool
+	// text: not a prepared statement but a unit of a sharded statement,
+	// whose class the sharding module gave (unitStmt), run as text.
+	text bool
+}
+
+// unitStmt carries a unit of a sharded statement through the statement
+// path: its class as the sharding module found it, and whether it runs
+// as a prepared statement.
+func unitStmt(c *conn, q string, cls router.Class, prepared bool) *stmt {
+	if c.cl.tag != nil {
+		cls.Tag = c.cl.tag(q, cls) // the pool rule of the unit's text
+	}
+	return &stmt{c: c, q: q, cls: cls, classified: true, text: !prepared}
 }
 
 // remember keeps a copy of r as the statement's route in state st.

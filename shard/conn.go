@@ -18,6 +18,7 @@ import (
 	"github.com/rwshard/rwshard/hint"
 	"github.com/rwshard/rwshard/internal/redact"
 	"github.com/rwshard/rwshard/internal/rowsx"
+	"github.com/rwshard/rwshard/internal/shardhook"
 	"github.com/rwshard/rwshard/router"
 )
 
@@ -171,6 +172,25 @@ func (s *sub) query(ctx context.Context, q string, args []driver.NamedValue, pre
 	return st.(driver.StmtQueryContext).QueryContext(ctx, args)
 }
 
+// execUnit and queryUnit run unit u of a logical statement of class cls
+// on the data source's connection through the driver's own statement
+// path (shardhook.Units): no second classification, and a prepared unit
+// is prepared where its plan runs it (a replica's connection for a read),
+// not first on the data source's primary.
+func (s *sub) execUnit(ctx context.Context, u Unit, cls *router.Class, prepared bool) (driver.Result, error) {
+	if uc, ok := s.conn.(shardhook.Units); ok {
+		return uc.ExecUnit(ctx, u.SQL, u.Args, *cls, prepared)
+	}
+	return s.exec(ctx, u.SQL, u.Args, prepared)
+}
+
+func (s *sub) queryUnit(ctx context.Context, u Unit, cls *router.Class, prepared bool) (driver.Rows, error) {
+	if uc, ok := s.conn.(shardhook.Units); ok {
+		return uc.QueryUnit(ctx, u.SQL, u.Args, *cls, prepared)
+	}
+	return s.query(ctx, u.SQL, u.Args, prepared)
+}
+
 // classify is the driver's classification of a logical statement, and
 // the context its units run with: the statement's comment hints merged
 // into the context's, so that they mean on every shard what they mean
@@ -218,7 +238,7 @@ func (sc *conn) query(ctx context.Context, q string, args []driver.NamedValue, p
 			release()
 			return nil, unitErr(u, err)
 		}
-		r, err := s.query(ctx, u.SQL, u.Args, prepared)
+		r, err := s.queryUnit(ctx, u, &cls, prepared)
 		if rt.Reason == ReasonAllShards && rt.Write {
 			// DDL through Query: the columns may have changed, as in exec.
 			st.columns.forget(rt.Tables)
@@ -236,9 +256,9 @@ func (sc *conn) query(ctx context.Context, q string, args []driver.NamedValue, p
 	}
 	var sources []Source
 	if sc.inTx() || len(sc.session) > 0 {
-		sources, err = sc.unitsOnSubs(ctx, st, rt.Units, prepared)
+		sources, err = sc.unitsOnSubs(ctx, st, rt.Units, &cls, prepared)
 	} else {
-		sources, err = sc.unitsParallel(ctx, st, rt.Units, prepared)
+		sources, err = sc.unitsParallel(ctx, st, rt.Units, &cls, prepared)
 	}
 	if err != nil {
 		release()
@@ -304,7 +324,7 @@ func (e *UnitError) Unwrap() error { return e.Err }
 // unitsParallel runs the units of a read at once, each on a logical
 // connection of its own, at most Config.ShardConcurrency at a time. The
 // first failure cancels the others and fails the read.
-func (sc *conn) unitsParallel(ctx context.Context, st *state, units []Unit, prepared bool) ([]Source, error) {
+func (sc *conn) unitsParallel(ctx context.Context, st *state, units []Unit, cls *router.Class, prepared bool) ([]Source, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	sources := make([]Source, len(units))
 	errs := make([]error, len(units))
@@ -325,7 +345,7 @@ func (sc *conn) unitsParallel(ctx context.Context, st *state, units []Unit, prep
 				return
 			}
 			s := &sub{conn: dconn}
-			r, err := s.query(ctx, u.SQL, u.Args, prepared)
+			r, err := s.queryUnit(ctx, u, cls, prepared)
 			if err != nil {
 				dconn.Close()
 				errs[i] = unitErr(u, err)
@@ -378,7 +398,7 @@ func firstErr(errs []error) error {
 // at a time, so every unit but the last is read into memory first
 // (ShardingSphere's connection-strictly mode): memory grows with those
 // results.
-func (sc *conn) unitsOnSubs(ctx context.Context, st *state, units []Unit, prepared bool) ([]Source, error) {
+func (sc *conn) unitsOnSubs(ctx context.Context, st *state, units []Unit, cls *router.Class, prepared bool) ([]Source, error) {
 	sources := make([]Source, 0, len(units))
 	fail := func(err error) ([]Source, error) {
 		for _, s := range sources {
@@ -391,7 +411,7 @@ func (sc *conn) unitsOnSubs(ctx context.Context, st *state, units []Unit, prepar
 		if err != nil {
 			return fail(unitErr(u, err))
 		}
-		r, err := s.query(ctx, u.SQL, u.Args, prepared)
+		r, err := s.queryUnit(ctx, u, cls, prepared)
 		if err != nil {
 			return fail(unitErr(u, err))
 		}
@@ -445,7 +465,7 @@ func (sc *conn) exec(ctx context.Context, q string, args []driver.NamedValue, pr
 		if err != nil {
 			return nil, partial(done, u, err)
 		}
-		r, err := s.exec(ctx, u.SQL, u.Args, prepared)
+		r, err := s.execUnit(ctx, u, &cls, prepared)
 		if err != nil {
 			return nil, partial(done, u, err)
 		}

@@ -12,9 +12,12 @@
 package shardhook
 
 import (
+	"context"
 	"database/sql/driver"
 	"io"
 	"sync/atomic"
+
+	"github.com/rwshard/rwshard/router"
 )
 
 // Connector is what an Opener returns: a driver.Connector the driver
@@ -41,4 +44,17 @@ func Lookup() Opener {
 		return *p
 	}
 	return nil
+}
+
+// Units is what the sharding module asks of the driver's logical
+// connection of one data source, beyond a driver.Conn: run one unit of a
+// statement the module has classified (cls, the logical statement's
+// class), with no classification of its own, as a prepared statement
+// when prepared (on the backend connection the driver's plan chooses,
+// in that connection's statement cache: never prepared first on another
+// connection). Its plan, retries, session and transaction state are the
+// driver's, as for any statement.
+type Units interface {
+	QueryUnit(ctx context.Context, q string, args []driver.NamedValue, cls router.Class, prepared bool) (driver.Rows, error)
+	ExecUnit(ctx context.Context, q string, args []driver.NamedValue, cls router.Class, prepared bool) (driver.Result, error)
 }
