@@ -34,7 +34,7 @@ check:
 	@# it must build there (the go command fetches that toolchain).
 	GOTOOLCHAIN=go1.25.0 $(GO) build ./...
 
-# The performance suite against the lab (README "Performance"): every
+# The performance suite against the lab (docs/performance.md): every
 # benchmark COUNT times (default 6), each run a fresh process and lab so
 # that the sides of a comparison interleave, then benchstat with
 # go-sql-driver/mysql direct and rwshard side by side. Writes bench.txt

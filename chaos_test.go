@@ -22,7 +22,7 @@ import (
 // Chaos tests: faults injected into a private lab under load; each asserts
 // invariants (no read error reaches a caller, no write on a replica, no
 // acknowledged write lost, no stale read in a session) and logs the
-// figures the README reports.
+// figures docs/failover.md reports.
 
 const (
 	interval = 250 * time.Millisecond // probe interval of these tests
@@ -249,7 +249,7 @@ func TestChaosPrimaryKilled(t *testing.T) {
 	// reached no replica makes the reads after it wait for it and then
 	// fail with ErrPrimaryUnavailable while the primary is down, rather
 	// than read without a write that may still be there when it returns
-	// (README, "Consistency").
+	// (docs/consistency.md).
 	workers(&wg, 4, stop, func() {
 		var n int
 		if err := db.QueryRowContext(rwshard.WithSession(ctx), "SELECT COUNT(*) FROM acked").Scan(&n); err != nil {

@@ -102,9 +102,6 @@ type cluster struct {
 
 	// started: health's first round of probes is done (awaitStart).
 	started atomic.Bool
-	// degraded counts reads a replica served while the primary was away,
-	// without the scope's last write known to be there (readFallback).
-	degraded atomic.Uint64
 
 	routes       [router.NumReasons]atomic.Uint64 // statements per final reason
 	reads        atomic.Uint64                    // plain reads (Kind Read) routed
@@ -115,13 +112,13 @@ type cluster struct {
 // failed: its final reason, and, if it reached a node, whether it was a
 // plain read and the primary served it, and its latency there. The
 // attempts it sent are counted per node as they are made (exe.runOn).
-func (cl *cluster) account(e *exe, took time.Duration) {
+func (cl *cluster) account(e *exe, p *plan, took time.Duration) {
 	cl.routes[e.final].Add(1)
 	n := e.node()
 	if n == nil {
 		return
 	}
-	kind := e.p.r.cls.Kind
+	kind := p.r.cls.Kind
 	if kind == router.Read {
 		cl.reads.Add(1)
 		if cl.isPrimary(n) {

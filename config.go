@@ -16,7 +16,7 @@ import (
 	"github.com/rwshard/rwshard/health"
 )
 
-// Defaults applied by NewConfig (the README's DSN table lists them).
+// Defaults applied by NewConfig (docs/routing.md's DSN table lists them).
 const (
 	defaultBalance             = "round_robin"
 	defaultConnectTimeout      = 3 * time.Second
@@ -36,7 +36,7 @@ const (
 	defaultShardConcurrency    = 8
 )
 
-// Consistency says which replicas may serve a read (see the README). Its
+// Consistency says which replicas may serve a read (docs/consistency.md). Its
 // scope is the Session in the statement's context (WithSession), or the
 // connector (the *sql.DB) when there is none: a program that never heard
 // of rwshard reads its own writes.
@@ -52,11 +52,10 @@ const (
 	ConsistencySession Consistency = "session"
 	// Causal (default): after a write in the scope, its reads use replicas
 	// that have applied the write's GTID, or wait for it (MASTER_GTID_WAIT
-	// / WAIT_FOR_EXECUTED_GTID_SET) up to CausalTimeout on the replica
-	// closest to it, else the primary. Costs one statement after each
-	// write outside a transaction and each commit in a Session (SELECT
-	// @@last_gtid); a commit in the connector's scope leaves its GTID on
-	// its connection until a read needs it (README, "Consistency").
+	// / WAIT_FOR_EXECUTED_GTID_SET) up to CausalTimeout on the replicas
+	// closest to it, else the primary. The GTID comes back in the write's
+	// own OK packet (MariaDB session tracking): no statement is added
+	// (docs/consistency.md).
 	ConsistencyCausal Consistency = "causal"
 )
 

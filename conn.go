@@ -153,11 +153,11 @@ func (c *conn) queryRows(ctx context.Context, q string, args []driver.NamedValue
 	pr := c.prep(ps)
 	var out results
 	var p plan
-	e := exe{c: c, p: &p, q: q, do: func(dc driver.Conn) (err error) {
+	e := exe{c: c, q: q}
+	b, err := c.statement(ctx, args, ps, &e, &p, &out, func(dc driver.Conn) (err error) {
 		out.rows, out.st, err = query(ctx, dc, q, args, pr)
 		return err
-	}}
-	b, err := c.statement(ctx, q, args, ps, &e, &out)
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -166,12 +166,14 @@ func (c *conn) queryRows(ctx context.Context, q string, args []driver.NamedValue
 		r.Rows.Rows, r.st, r.b = out.rows, out.st, b
 		return r, nil
 	}
-	return c.heldRows(ctx, &e, args, out.rows, out.st), nil
+	return c.heldRows(ctx, q, args, out.rows, out.st, wrote(&p), e.gen, e.lost), nil
 }
 
 // heldRows hands database/sql the rows of a statement that ran on c.sess
 // (st: a one-off statement to close with them).
-func (c *conn) heldRows(ctx context.Context, e *exe, args []driver.NamedValue, rs driver.Rows, st driver.Stmt) driver.Rows {
+// write reports a statement that changes data, whose rows record it once
+// they are closed, at the session tracker's counts gen and lost.
+func (c *conn) heldRows(ctx context.Context, q string, args []driver.NamedValue, rs driver.Rows, st driver.Stmt, write bool, gen, lost uint64) driver.Rows {
 	c.openRows++
 	// The connection's own, while no other rows of it are open: its
 	// other fields (st, b, log, Meta) are nil since it was last closed.
@@ -180,13 +182,13 @@ func (c *conn) heldRows(ctx context.Context, e *exe, args []driver.NamedValue, r
 		r = new(rows)
 	}
 	c.rowsOut = true
-	r.Rows.Rows, r.c, r.write, r.ctx = rs, c, e.wrote(), ctx
-	r.gen, r.lost = e.gen, e.lost
+	r.Rows.Rows, r.c, r.write, r.ctx = rs, c, write, ctx
+	r.gen, r.lost = gen, lost
 	if st != nil {
 		r.st = st
 	}
 	if c.replay != nil && c.tx != nil {
-		r.log = c.replay.record(e.q, args, true, c.cl.cfg.ReplayLimit)
+		r.log = c.replay.record(q, args, true, c.cl.cfg.ReplayLimit)
 	}
 	return r
 }
@@ -211,16 +213,16 @@ func (c *conn) exec(ctx context.Context, q string, args []driver.NamedValue, ps 
 	pr := c.prep(ps)
 	var out results
 	var p plan
-	e := exe{c: c, p: &p, q: q, do: func(dc driver.Conn) (err error) {
+	e := exe{c: c, q: q}
+	b, err := c.statement(ctx, args, ps, &e, &p, &out, func(dc driver.Conn) (err error) {
 		out.res, err = exec(ctx, dc, q, args, pr)
 		return err
-	}}
-	b, err := c.statement(ctx, q, args, ps, &e, &out)
+	})
 	if err != nil {
 		return nil, err
 	}
 	if b != nil {
-		c.recordWrite(ctx, b, e.wrote(), e.gen, e.lost)
+		c.recordWrite(ctx, b, wrote(&p), e.gen, e.lost)
 		b.release(false)
 	} else {
 		if c.replay != nil && c.tx != nil {
@@ -228,38 +230,37 @@ func (c *conn) exec(ctx context.Context, q string, args []driver.NamedValue, ps 
 				l.sum = resultSum(out.res)
 			}
 		}
-		c.recordWrite(ctx, c.sess, e.wrote(), e.gen, e.lost)
+		c.recordWrite(ctx, c.sess, wrote(&p), e.gen, e.lost)
 		c.unpin()
 	}
 	return out.res, nil
 }
 
-// statement plans and runs q (see exe.run), with do leaving its result
-// in out, and reports it when a tracer or the route log is on. It
-// returns the backend connection the statement ran on for the caller to
-// release (nil: c.sess), and the execution.
-func (c *conn) statement(ctx context.Context, q string, args []driver.NamedValue, ps *stmt, e *exe, out *results) (*backend, error) {
-	var rt routed
+// statement plans e's statement into p and runs it (see exe.run), with
+// do leaving its result in out, and reports it when a tracer or the
+// route log is on. It returns the backend connection the statement ran
+// on for the caller to release (nil: c.sess).
+func (c *conn) statement(ctx context.Context, args []driver.NamedValue, ps *stmt, e *exe, p *plan, out *results, do work) (*backend, error) {
 	if !c.report {
-		b, _, err := e.run(ctx, ps, &rt, out)
+		b, _, err := e.run(ctx, p, ps, out, do)
 		return b, err
 	}
 	tr := c.cl.cfg.Tracer
 	if tr != nil {
-		ctx = tr.StatementStart(ctx, StatementStart{SQL: q, Args: len(args)})
+		ctx = tr.StatementStart(ctx, StatementStart{SQL: e.q, Args: len(args)})
 	}
-	b, took, err := e.run(ctx, ps, &rt, out)
-	if c.cl.cfg.RouteLog && e.p.r != nil {
-		e.logRoute(ctx, args, took, err)
+	b, took, err := e.run(ctx, p, ps, out, do)
+	if c.cl.cfg.RouteLog && p.ok {
+		e.logRoute(ctx, p, args, took, err)
 	}
 	if tr != nil {
-		tr.StatementEnd(ctx, e.statementEnd(out, took, err))
+		tr.StatementEnd(ctx, e.statementEnd(p, out, took, err))
 	}
 	return b, err
 }
 
-// wrote reports whether the execution e ran a statement that changes data.
-func (e *exe) wrote() bool { return e.p.r != nil && changesData(&e.p.r.cls) }
+// wrote reports whether plan p ran a statement that changes data.
+func wrote(p *plan) bool { return p.ok && changesData(&p.r.cls) }
 
 // PrepareContext returns a statement that is routed on every execution.
 // As go-sql-driver's Prepare does, it lets the server check the statement
@@ -271,14 +272,14 @@ func (e *exe) wrote() bool { return e.p.r != nil && changesData(&e.p.r.cls) }
 func (c *conn) PrepareContext(ctx context.Context, q string) (driver.Stmt, error) {
 	ps := &stmt{c: c, q: q}
 	var p plan
-	var rt routed
-	if err := c.plan(ctx, q, ps, &p, &rt); err != nil {
+	if err := c.plan(ctx, q, ps, &p); err != nil {
 		return nil, err
 	}
 	// Prepared, not run: the session stays as it is, and nothing is
 	// counted as a statement.
 	p.where, p.effects, p.stmt = toHeld, 0, false
-	e := exe{c: c, p: &p, q: q, do: func(dc driver.Conn) error {
+	e := exe{c: c, q: q}
+	if err := e.runHeld(ctx, &p, func(dc driver.Conn) error {
 		if bc, ok := dc.(*backendConn); ok && bc.stmts != nil {
 			_, err := bc.cached(ctx, q, ps)
 			return err
@@ -288,8 +289,7 @@ func (c *conn) PrepareContext(ctx context.Context, q string) (driver.Stmt, error
 			st.Close()
 		}
 		return err
-	}}
-	if err := e.runHeld(ctx); err != nil {
+	}); err != nil {
 		return nil, err
 	}
 	return ps, nil
@@ -330,9 +330,9 @@ func (c *conn) Ping(ctx context.Context) error {
 		}
 		return nil
 	}
-	p := plan{r: &routed{cls: router.Class{Kind: router.SessionRead}}, reason: router.ReasonWrite}
-	e := exe{c: c, p: &p, q: "PING", do: func(dc driver.Conn) error { return pingConn(ctx, dc) }}
-	b, err := e.runPrimary(ctx, router.ReasonWrite)
+	p := plan{r: routed{cls: router.Class{Kind: router.SessionRead}}, ok: true, reason: router.ReasonWrite}
+	e := exe{c: c, q: "PING"}
+	b, err := e.runPrimary(ctx, &p, router.ReasonWrite, func(dc driver.Conn) error { return pingConn(ctx, dc) })
 	if err != nil {
 		return err
 	}

@@ -330,10 +330,10 @@ func (c *Connector) Close() error {
 
 // Ready waits until health has probed every node once (answered or
 // failed), or ctx ends. NewConnector and sql.Open do no I/O: the first
-// probes run in the background, and until a replica has answered once,
-// reads go to the primary (route reason "starting"). A service that wants
-// its replicas in use from the first statement calls Ready at start-up.
-// Without health (Config.Health false) it returns at once.
+// probes run in the background, and the first statements wait for them,
+// at most ConnectTimeout. A service that wants to know its nodes are up
+// before it takes traffic calls Ready at start-up. Without health
+// (Config.Health false) it returns at once.
 func (c *Connector) Ready(ctx context.Context) error {
 	for _, cl := range c.clusters() {
 		if !cl.probing {

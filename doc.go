@@ -99,7 +99,7 @@
 //	rwshard.xa                  XA transactions across shards            false
 //	rwshard.shardConcurrency    shards of one read run at once           8
 //
-// Config documents each field; the README has the full table with what
+// Config documents each field; docs/routing.md has the full table with what
 // each value allows.
 //
 // # Errors

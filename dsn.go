@@ -22,7 +22,7 @@ const paramPrefix = "rwshard."
 //	[user[:password]@]net(addr)[,net(addr)…]/dbname[?param=value&…]
 //
 // The first host is the primary, the others are replicas. Parameters with
-// the "rwshard." prefix configure rwshard (see the README's table); the
+// the "rwshard." prefix configure rwshard (docs/routing.md has the table); the
 // others are go-sql-driver/mysql parameters applied to every host. Errors
 // are *ConfigError naming the key and value; the password never appears.
 func ParseDSN(dsn string) (*Config, error) {

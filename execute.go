@@ -36,11 +36,13 @@ type work func(driver.Conn) error
 // what it did, which the counters, the tracer, the route log and
 // read-your-writes read once it is over. It lives on the stack of the
 // statement it runs.
+//
+// It holds no pointer to the statement's plan or work: escape analysis
+// follows an exe's fields as one, so such a pointer here would move the
+// plan and the work's closure to the heap with it.
 type exe struct {
-	c  *conn
-	p  *plan
-	q  string
-	do work
+	c *conn
+	q string
 	// ran is the node it reached last: 1 + its index in the cluster's
 	// nodes; 0: none.
 	ran   int32
@@ -73,34 +75,34 @@ const maxBadConnRetries = 2
 
 // run plans and executes the statement: it returns the backend
 // connection it ran on for the caller to release, or nil when it ran on
-// (or now is) the held connection c.sess. e.p.r is nil when planning
+// (or now is) the held connection c.sess. p.ok is false when planning
 // failed.
-func (e *exe) run(ctx context.Context, ps *stmt, rt *routed, out *results) (b *backend, took time.Duration, err error) {
+func (e *exe) run(ctx context.Context, p *plan, ps *stmt, out *results, do work) (b *backend, took time.Duration, err error) {
 	c := e.c
 	start := monotonic()
-	if err = c.plan(ctx, e.q, ps, e.p, rt); err != nil {
-		e.p.r = nil
+	if err = c.plan(ctx, e.q, ps, p); err != nil {
+		p.ok = false
 		return nil, monotonic() - start, err
 	}
-	e.final = e.p.reason
+	e.final = p.reason
 	if c.guard != nil {
 		if err = c.guard.enter(c, e.q); err != nil {
 			return nil, monotonic() - start, err
 		}
 	}
 	c.cl.budget.Request() // every statement earns its share of retries
-	if e.p.r.cls.Effect == router.ReplayState {
-		b, err = e.runSet(ctx, out)
+	if p.r.cls.Effect == router.ReplayState {
+		b, err = e.runSet(ctx, p, out)
 	} else {
-		b, err = e.execute(ctx)
+		b, err = e.execute(ctx, p, do)
 	}
 	if c.guard != nil {
 		c.guard.leave()
 	}
 	took = monotonic() - start
-	c.cl.account(e, took)
+	c.cl.account(e, p, took)
 	if err != nil && c.ryw {
-		e.failedWrite(ctx)
+		e.failedWrite(ctx, p)
 	}
 	return b, took, err
 }
@@ -109,22 +111,22 @@ func (e *exe) run(ctx context.Context, ps *stmt, rt *routed, out *results) (b *b
 // to release; nil means the statement ran on c.sess, the connection the
 // logical connection holds, which a statement run on the primary becomes
 // when it held none.
-func (e *exe) execute(ctx context.Context) (*backend, error) {
-	c, p := e.c, e.p
+func (e *exe) execute(ctx context.Context, p *plan, do work) (*backend, error) {
+	c := e.c
 	var b *backend
 	var err error
 	switch p.where {
 	case toHeld:
-		return nil, e.runHeld(ctx)
+		return nil, e.runHeld(ctx, p, do)
 	case toReplicas:
-		b, err = e.runRead(ctx)
+		b, err = e.runRead(ctx, p, do)
 	case toNode:
 		var out outcome
-		if b, out, err = e.attempt(ctx, p.node, health.GTIDSet{}); out != ranOK {
+		if b, out, err = e.attempt(ctx, p, p.node, health.GTIDSet{}, do); out != ranOK {
 			return nil, err
 		}
 	default:
-		b, err = e.runPrimary(ctx, p.reason)
+		b, err = e.runPrimary(ctx, p, p.reason, do)
 	}
 	if err != nil || b == c.sess {
 		return nil, err
@@ -142,7 +144,7 @@ func (e *exe) execute(ctx context.Context) (*backend, error) {
 // retries on fresh connections while the driver proves nothing was sent
 // (a pooled connection the server closed). On success the connection
 // stays checked out and is returned; a nil do only checks one out.
-func (e *exe) attempt(ctx context.Context, n *node, wait health.GTIDSet) (*backend, outcome, error) {
+func (e *exe) attempt(ctx context.Context, p *plan, n *node, wait health.GTIDSet, do work) (*backend, outcome, error) {
 	e.reached(n)
 	for try := 0; ; try++ {
 		b, err := n.acquire(ctx)
@@ -162,10 +164,10 @@ func (e *exe) attempt(ctx context.Context, n *node, wait health.GTIDSet) (*backe
 			e.out = out
 			return nil, out, err
 		}
-		if e.do == nil {
+		if do == nil {
 			return b, ranOK, nil
 		}
-		out, err := e.runOn(ctx, b, wait)
+		out, err := e.runOn(ctx, p, b, wait, do)
 		if out == ranOK {
 			return b, ranOK, nil
 		}
@@ -186,7 +188,7 @@ func (e *exe) attempt(ctx context.Context, n *node, wait health.GTIDSet) (*backe
 // runOn runs the statement on b, with the logical connection's session
 // variables applied, after a causal wait for wait if it is not zero,
 // judges its outcome and counts it on b's node.
-func (e *exe) runOn(ctx context.Context, b *backend, wait health.GTIDSet) (outcome, error) {
+func (e *exe) runOn(ctx context.Context, p *plan, b *backend, wait health.GTIDSet, do work) (outcome, error) {
 	n := b.node
 	e.reached(n)
 	e.gen, e.lost = b.mark()
@@ -196,11 +198,11 @@ func (e *exe) runOn(ctx context.Context, b *backend, wait health.GTIDSet) (outco
 		err = e.causalWait(ctx, b, wait)
 	}
 	if err == nil {
-		err = e.do(b.dc)
+		err = do(b.dc)
 	}
 	out := judge(ctx, err)
 	e.out = out
-	if out != notSent && e.p.stmt {
+	if out != notSent && p.stmt {
 		n.queries.Add(1)
 	}
 	if out == ranOK {
@@ -221,14 +223,14 @@ func (e *exe) runOn(ctx context.Context, b *backend, wait health.GTIDSet) (outco
 // runHeld runs the statement on the held connection, taking one of the
 // primary if there is none, and applies the plan's effects to the
 // session when it succeeds.
-func (e *exe) runHeld(ctx context.Context) error {
-	c, p := e.c, e.p
+func (e *exe) runHeld(ctx context.Context, p *plan, do work) error {
+	c := e.c
 	for again := 0; ; again++ {
-		b, err := e.held(ctx)
+		b, err := e.held(ctx, p)
 		if err != nil {
 			return err
 		}
-		out, err := e.runOn(ctx, b, health.GTIDSet{})
+		out, err := e.runOn(ctx, p, b, health.GTIDSet{}, do)
 		if out == ranOK {
 			if c.inTx() && changesData(&p.r.cls) {
 				c.txWrites = true
@@ -238,7 +240,7 @@ func (e *exe) runHeld(ctx context.Context) error {
 			}
 			return nil
 		}
-		retry, err := e.heldFailed(ctx, b, out, err)
+		retry, err := e.heldFailed(ctx, p, b, out, err)
 		if !retry || again == maxBadConnRetries {
 			return err
 		}
@@ -247,16 +249,13 @@ func (e *exe) runHeld(ctx context.Context) error {
 
 // held returns the held connection, checked if it is due (checkHeld), or
 // takes a connection of the primary, waiting for one as a write does.
-func (e *exe) held(ctx context.Context) (*backend, error) {
+func (e *exe) held(ctx context.Context, p *plan) (*backend, error) {
 	c := e.c
 	c.checkHeld(ctx)
 	if c.sess != nil {
 		return c.sess, nil
 	}
-	do := e.do
-	e.do = nil // a checkout only
-	b, err := e.runPrimary(ctx, e.p.reason)
-	e.do = do
+	b, err := e.runPrimary(ctx, p, p.reason, nil) // a checkout only
 	if err != nil {
 		return nil, err
 	}
@@ -268,8 +267,8 @@ func (e *exe) held(ctx context.Context) (*backend, error) {
 // connection b. retry says the statement is to run again on c.sess (its
 // transaction replayed there) or on a fresh connection of the primary (the
 // held one, without state, was let go); otherwise err is the caller's.
-func (e *exe) heldFailed(ctx context.Context, b *backend, out outcome, err error) (retry bool, _ error) {
-	c, p := e.c, e.p
+func (e *exe) heldFailed(ctx context.Context, p *plan, b *backend, out outcome, err error) (retry bool, _ error) {
+	c := e.c
 	rejected := readOnlyRejection(err)
 	switch {
 	case c.replay != nil && c.tx != nil && (out.connectionFailed() || rejected):
@@ -308,8 +307,8 @@ func (e *exe) heldFailed(ctx context.Context, b *backend, out outcome, err error
 // runRead runs a read on one of the plan's targets, moving to another
 // when one fails before answering (within the retry budget), then to the
 // fallback.
-func (e *exe) runRead(ctx context.Context) (*backend, error) {
-	c, p := e.c, e.p
+func (e *exe) runRead(ctx context.Context, p *plan, do work) (*backend, error) {
+	c := e.c
 	var excl nodeSet
 	for p.targets&^excl != 0 {
 		n := c.cl.pick(p.targets &^ excl)
@@ -320,20 +319,20 @@ func (e *exe) runRead(ctx context.Context) (*backend, error) {
 		if !wait.IsZero() && n.has(wait) {
 			wait = health.GTIDSet{} // it caught up since the plan was made
 		}
-		b, out, err := e.attempt(ctx, n, wait)
+		b, out, err := e.attempt(ctx, p, n, wait, do)
 		switch {
 		case out == ranOK:
 			return b, nil
 		case errors.Is(err, errNotCaughtUp):
 			e.final = router.ReasonReadYourWrites
-			return e.readFallback(ctx, excl)
+			return e.readFallback(ctx, p, excl, do)
 		case readOnlyRejection(err) && !c.cl.isPrimary(n):
 			// The read writes (a stored function): the replica refused
 			// it, so it did not run. It runs on the primary as a write,
 			// now and from now on.
 			c.cl.rememberPrimaryOnly(e.q)
 			e.final = router.ReasonStoredFunction
-			return e.runPrimary(ctx, router.ReasonStoredFunction)
+			return e.runPrimary(ctx, p, router.ReasonStoredFunction, do)
 		case !out.connectionFailed():
 			return nil, err // the server's answer, or the caller's context
 		}
@@ -355,19 +354,19 @@ func (e *exe) runRead(ctx context.Context) (*backend, error) {
 	if p.fallback == router.ReasonNoHealthyReplica {
 		c.cl.mon.Emit(health.Event{Kind: health.FallbackToPrimary, Node: c.cl.primary().name, Detail: "no replica qualified"})
 	}
-	return e.readFallback(ctx, excl)
+	return e.readFallback(ctx, p, excl, do)
 }
 
 // readFallback runs a read that no target served on the primary; while
 // the primary is away, on the most advanced replica that is up (the
 // scope's last write may not be there: the event and the route reason
 // primary-away say so). A read never fails while a replica is up.
-func (e *exe) readFallback(ctx context.Context, excl nodeSet) (*backend, error) {
+func (e *exe) readFallback(ctx context.Context, p *plan, excl nodeSet, do work) (*backend, error) {
 	cl := e.c.cl
 	prim := cl.primary()
 	var cause error
 	if _, ok := cl.mon.Primary(); ok || !cl.probing {
-		b, out, err := e.attempt(ctx, prim, health.GTIDSet{})
+		b, out, err := e.attempt(ctx, p, prim, health.GTIDSet{}, do)
 		if out == ranOK || !out.connectionFailed() {
 			return b, err
 		}
@@ -380,10 +379,9 @@ func (e *exe) readFallback(ctx context.Context, excl nodeSet) (*backend, error) 
 			cmp.Or(cause, prim.h.LastError(), error(errPrimaryAway))))
 	}
 	e.final = router.ReasonPrimaryAway
-	cl.degraded.Add(1)
 	cl.mon.Emit(health.Event{Kind: health.ReadWithoutPrimary, Node: n.name,
 		Detail: "the primary is away: the most advanced replica served a read its scope's last write may not have reached"})
-	b, _, err := e.attempt(ctx, n, health.GTIDSet{})
+	b, _, err := e.attempt(ctx, p, n, health.GTIDSet{}, do)
 	return b, err
 }
 
@@ -398,8 +396,8 @@ var errPrimaryAway = errors.New("no usable primary")
 // that changes no data is made again on the primary found next; one that
 // may have changed data and broke fails with ErrOutcomeUnknown. A nil do
 // only checks a connection out.
-func (e *exe) runPrimary(ctx context.Context, reason router.Reason) (*backend, error) {
-	c, p, q := e.c, e.p, e.q
+func (e *exe) runPrimary(ctx context.Context, p *plan, reason router.Reason, do work) (*backend, error) {
+	c, q := e.c, e.q
 	if c.sess != nil && !c.keep() && !c.cl.isPrimary(c.sess.node) {
 		c.sess.release(false) // held for a node that is no longer the primary
 		c.sess = nil
@@ -413,7 +411,7 @@ func (e *exe) runPrimary(ctx context.Context, reason router.Reason) (*backend, e
 		if err != nil {
 			return nil, err
 		}
-		b, out, err := e.attempt(ctx, n, health.GTIDSet{})
+		b, out, err := e.attempt(ctx, p, n, health.GTIDSet{}, do)
 		switch {
 		case out == ranOK:
 			return b, nil
@@ -510,16 +508,15 @@ func (e *exe) causalWait(ctx context.Context, b *backend, gtid health.GTIDSet) e
 // backend connection (router.ReplayState): applying it where the
 // statement runs (the primary, or the transaction's connection) checks
 // it, as running it would.
-func (e *exe) runSet(ctx context.Context, out *results) (*backend, error) {
+func (e *exe) runSet(ctx context.Context, p *plan, out *results) (*backend, error) {
 	c := e.c
 	as, _ := router.ReplayableSet(e.q)
 	prev := c.vars
 	c.vars = prev.with(as)
-	e.do = func(driver.Conn) error { // applyVars ran it
+	b, err := e.execute(ctx, p, func(driver.Conn) error { // applyVars ran it
 		out.res, out.rows = driver.RowsAffected(0), noRows{}
 		return nil
-	}
-	b, err := e.execute(ctx)
+	})
 	if err != nil {
 		c.vars = prev
 	}

@@ -164,8 +164,7 @@ func (lc *conn) Explain(ctx context.Context, query string) (Plan, error) {
 
 func (lc *conn) explain(ctx context.Context, query string) (Plan, error) {
 	var p plan
-	var rt routed
-	if err := lc.plan(ctx, query, nil, &p, &rt); err != nil {
+	if err := lc.plan(ctx, query, nil, &p); err != nil {
 		return Plan{}, err
 	}
 	if p.where == toReplicas && p.targets == 0 && p.fallbackErr != nil {

@@ -59,7 +59,10 @@ type routed struct {
 
 // plan is where a statement runs and why.
 type plan struct {
-	r      *routed
+	// r is the routed part, copied: a pointer to the caller's storage
+	// would move that to the heap with the plan's other pointers.
+	r      routed
+	ok     bool          // planned: r holds the decision
 	reason router.Reason // why it runs where it does (router.Reason names)
 	where  where
 	// effects change the session when the statement succeeds on the held
@@ -81,18 +84,20 @@ type plan struct {
 }
 
 // plan makes the plan of statement q (ps: the caller's prepared
-// statement for it, nil for a text one) into p, with rt as the storage
-// of its routed part when it is not remembered.
-func (c *conn) plan(ctx context.Context, q string, ps *stmt, p *plan, rt *routed) error {
+// statement for it, nil for a text one) into p.
+func (c *conn) plan(ctx context.Context, q string, ps *stmt, p *plan) error {
 	if !c.cl.started.Load() {
 		c.cl.awaitStart(ctx)
 	}
-	r, err := c.route(ctx, q, ps, rt)
+	r, err := c.route(ctx, q, ps, &p.r)
 	if err != nil {
 		return err
 	}
-	p.r, p.reason, p.effects, p.stmt = r, r.d.Reason, r.cls.Effect, true
-	switch d := &r.d; {
+	if r != &p.r {
+		p.r = *r // remembered by the prepared statement
+	}
+	p.ok, p.reason, p.effects, p.stmt = true, r.d.Reason, r.cls.Effect, true
+	switch d := &p.r.d; {
 	case d.Target == router.ToSession || d.Pin:
 		p.where = toHeld
 	case d.Target == router.ToReplica:

@@ -17,11 +17,11 @@ import (
 // counters (cluster.account) read.
 
 // statementEnd describes the statement that just ran, for the tracer.
-func (e *exe) statementEnd(out *results, took time.Duration, err error) StatementEnd {
-	cl, p := e.c.cl, e.p
+func (e *exe) statementEnd(p *plan, out *results, took time.Duration, err error) StatementEnd {
+	cl := e.c.cl
 	se := StatementEnd{Redacted: redact.Literals(e.q), RowsAffected: -1, Waited: e.waited, Retried: e.retried,
 		Err: err, Duration: took}
-	if p.r != nil {
+	if p.ok {
 		se.Reason, se.Kind = e.final.String(), p.r.cls.Kind.String()
 		se.Outcome = e.out.String()
 		if p.where == toReplicas {
@@ -65,8 +65,8 @@ func errText(err error) string {
 }
 
 // logRoute writes the route log line of one statement (Config.RouteLog).
-func (e *exe) logRoute(ctx context.Context, args []driver.NamedValue, took time.Duration, err error) {
-	c, p, q := e.c, e.p, e.q
+func (e *exe) logRoute(ctx context.Context, p *plan, args []driver.NamedValue, took time.Duration, err error) {
+	c, q := e.c, e.q
 	cfg := c.cl.cfg
 	logger := cfg.logger()
 	sqlText := q

@@ -223,13 +223,13 @@ func (t *txn) replayOn(ctx context.Context, cause error) error {
 		}
 	}
 	r := routed{cls: router.Class{Kind: router.Write, Effect: router.TxBegin}}
-	p := plan{r: &r, reason: router.ReasonInTransaction}
+	p := plan{r: r, ok: true, reason: router.ReasonInTransaction}
 	var tx driver.Tx
-	e := exe{c: c, p: &p, q: "BEGIN", do: func(dc driver.Conn) (err error) {
+	e := exe{c: c, q: "BEGIN"}
+	b, err := e.runPrimary(ctx, &p, router.ReasonInTransaction, func(dc driver.Conn) (err error) {
 		tx, err = beginTx(ctx, dc, l.opts)
 		return err
-	}}
-	b, err := e.runPrimary(ctx, router.ReasonInTransaction)
+	})
 	if err != nil {
 		return fail("", "no primary to replay on", "", err)
 	}

@@ -48,8 +48,7 @@ func benchConnWith(tb testing.TB, edit func(*Config)) *conn {
 // pick, or the primary.
 func (c *conn) decide(ctx context.Context, q string) (*node, error) {
 	var p plan
-	var r routed
-	if err := c.plan(ctx, q, nil, &p, &r); err != nil {
+	if err := c.plan(ctx, q, nil, &p); err != nil {
 		return nil, err
 	}
 	if p.where == toReplicas {

@@ -61,9 +61,9 @@ func (c *conn) pendInTx() {
 // attempt was sent and then broke or was abandoned by its caller. A lost
 // transaction recorded this way costs the scope a needless look at the
 // primary, never a stale read.
-func (e *exe) failedWrite(ctx context.Context) {
+func (e *exe) failedWrite(ctx context.Context, p *plan) {
 	c := e.c
-	if e.ran == 0 || !(changesData(&e.p.r.cls) || c.pendingWrite) || !e.out.mayHaveRun() {
+	if e.ran == 0 || !(changesData(&p.r.cls) || c.pendingWrite) || !e.out.mayHaveRun() {
 		return
 	}
 	if c.pendingWrite {

@@ -122,20 +122,9 @@ func (s *Session) wroteOn(name string, t time.Time, gtid health.GTIDSet) {
 	p.gtid = p.gtid.Union(gtid)
 }
 
-// wroteLate records a write acknowledged at t whose GTID is read later
-// (gtiddebt.go): neither known nor unknown yet.
-func (s *Session) wroteLate(name string, t time.Time) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if p := s.part(name, true); t.After(p.written) {
-		p.written = t
-	}
-}
-
-// gtidOf adds a GTID read late to cluster name's part: that of a write
-// already recorded (wroteLate), or a primary's whole position read from
-// asOf on, which covers every write acknowledged before asOf, those
-// whose GTID is unknown included. asOf zero: no position.
+// gtidOf adds a primary's whole position, read from asOf on, to cluster
+// name's part: it covers every write acknowledged before asOf, those
+// whose GTID is unknown included.
 func (s *Session) gtidOf(name string, gtid health.GTIDSet, asOf time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

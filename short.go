@@ -156,8 +156,8 @@ func (ps *stmt) shortFailed(ctx context.Context, si *shortInfo, err error) error
 		ps.bc.stmts.drop(ps.q)
 	}
 	c.cl.budget.Request()
-	p := plan{r: r, reason: r.d.Reason, where: toHeld, effects: r.cls.Effect, stmt: true}
-	e := exe{c: c, p: &p, q: ps.q, final: r.d.Reason, out: judge(ctx, err)}
+	p := plan{r: *r, ok: true, reason: r.d.Reason, where: toHeld, effects: r.cls.Effect, stmt: true}
+	e := exe{c: c, q: ps.q, final: r.d.Reason, out: judge(ctx, err)}
 	e.reached(b.node)
 	if e.out != notSent {
 		b.node.queries.Add(1)
@@ -166,10 +166,10 @@ func (ps *stmt) shortFailed(ctx context.Context, si *shortInfo, err error) error
 	if e.out.connectionFailed() {
 		b.node.errors.Add(1)
 	}
-	c.cl.account(&e, d)
+	c.cl.account(&e, &p, d)
 	// In a transaction without a replay log nothing is run again: the
 	// connection's state is the transaction's.
-	_, err = e.heldFailed(ctx, b, e.out, err)
+	_, err = e.heldFailed(ctx, &p, b, e.out, err)
 	return err
 }
 

@@ -140,8 +140,7 @@ func (s *stmt) QueryContext(ctx context.Context, args []driver.NamedValue) (rows
 		// A write's rows (INSERT … RETURNING) record it once closed; a
 		// bounded pool gets its connection back at the transaction's
 		// end, once its rows are closed.
-		p := plan{r: s.kept(router.State{InTx: true, Pinned: c.dirty})}
-		return c.heldRows(ctx, &exe{c: c, p: &p, q: s.q}, args, rows, nil), nil
+		return c.heldRows(ctx, s.q, args, rows, nil, si.write, 0, 0), nil
 	}
 	// A read's rows go to database/sql as go-sql-driver's own, every
 	// optional interface of theirs, without a wrapper to close: in the

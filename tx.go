@@ -53,13 +53,14 @@ func (c *conn) Begin() (driver.Tx, error) { return c.BeginTx(context.Background(
 func (t *txn) begin(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
 	c := (*conn)(t)
 	var tx driver.Tx
-	r := routed{cls: router.Class{Kind: router.Write, Effect: router.TxBegin},
-		d: router.Decision{Target: router.ToPrimary, Reason: router.ReasonInTransaction}}
-	p := plan{r: &r, reason: router.ReasonInTransaction}
-	e := exe{c: c, p: &p, q: "BEGIN", do: func(dc driver.Conn) (err error) {
+	p := plan{ok: true, reason: router.ReasonInTransaction, r: routed{
+		cls: router.Class{Kind: router.Write, Effect: router.TxBegin},
+		d:   router.Decision{Target: router.ToPrimary, Reason: router.ReasonInTransaction}}}
+	e := exe{c: c, q: "BEGIN"}
+	begin := func(dc driver.Conn) (err error) {
 		tx, err = beginTx(ctx, dc, opts)
 		return err
-	}}
+	}
 	var b *backend
 	var err error
 	if opts.ReadOnly && c.cl.cfg.ReadOnlyTx == TxReadReplica {
@@ -68,17 +69,17 @@ func (t *txn) begin(ctx context.Context, opts driver.TxOptions) (driver.Tx, erro
 			c.sess = nil
 		}
 		ch, _ := hint.FromContext(ctx)
-		r.cls.Kind, r.d.Target = router.Read, router.ToReplica
-		r.h = hint.Hint{Pool: ch.Pool, MaxLag: ch.MaxLag}
+		p.r.cls.Kind, p.r.d.Target = router.Read, router.ToReplica
+		p.r.h = hint.Hint{Pool: ch.Pool, MaxLag: ch.MaxLag}
 		p.where = toReplicas
 		if err = c.planRead(ctx, "BEGIN", &p); err == nil {
-			b, err = e.runRead(ctx)
+			b, err = e.runRead(ctx, &p, begin)
 		}
 	} else {
 		if c.heldPrimary() {
 			p.where = toHeld
 		}
-		b, err = e.execute(ctx)
+		b, err = e.execute(ctx, &p, begin)
 	}
 	if err != nil {
 		return nil, err

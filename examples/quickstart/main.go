@@ -74,9 +74,9 @@ func run(ctx context.Context, out io.Writer, dsn string) error {
 	fmt.Fprintf(out, "cfg, err := rwshard.ParseDSN(%q)\ncfg.ResetSession = true\nc, err := rwshard.NewConnector(cfg)\ndb := sql.OpenDB(c)\n", redact(dsn))
 	db := sql.OpenDB(c)
 	defer db.Close()
-	// Until health has probed every node once, reads go to the primary
-	// (route reason "starting"): wait for it, so that the replicas serve
-	// from the first read.
+	// The first statements wait for health's first round of probes (at
+	// most connectTimeout); waiting here says before anything runs whether
+	// every node answered.
 	if err := c.Ready(ctx); err != nil {
 		return err
 	}
