@@ -102,6 +102,9 @@ type cluster struct {
 
 	// started: health's first round of probes is done (awaitStart).
 	started atomic.Bool
+	// pinned counts the logical connections pinned to their primary
+	// connection by session state that cannot be replayed (conn.dirty).
+	pinned atomic.Int64
 
 	routes       [router.NumReasons]atomic.Uint64 // statements per final reason
 	reads        atomic.Uint64                    // plain reads (Kind Read) routed

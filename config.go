@@ -195,12 +195,25 @@ type Config struct {
 	MaxOpenConns    int // 0: unlimited
 	MaxIdleConns    int
 
-	// ResetSession ends a logical connection's session state (SET
-	// variables, temporary tables, locks, an open text transaction) when
-	// database/sql hands the connection to its next user: its backend
-	// connection is then discarded instead of carried over. Off by default:
-	// as with go-sql-driver, the state stays with the pooled connection
-	// (and that connection stays pinned to the primary).
+	// ResetSession ends a logical connection's session state that pins
+	// it to its primary connection (USE, LOCK TABLES, SQL-level PREPARE,
+	// a SET rwshard cannot replay, an open text transaction or
+	// autocommit=0) when database/sql hands the connection to its next
+	// user: its backend connection is then discarded instead of carried
+	// over, so that no statement sends a pooled connection's later reads
+	// to the primary for good. On by default: database/sql promises no
+	// affinity between db.Query calls, so a correct program keeps such
+	// state on a *sql.Conn or a *sql.Tx, which keep it while the program
+	// holds them. State that does not move reads carries over either way,
+	// as on a go-sql-driver connection: replayed session and user
+	// variables, variables set only on the primary (SET SESSION
+	// TRANSACTION READ ONLY, FOREIGN_KEY_CHECKS), named locks and
+	// temporary tables, which keep the primary connection until they are
+	// released or the logical connection is closed. Off
+	// (rwshard.resetSession=false): a pin stays with the pooled
+	// connection, as with go-sql-driver, and is visible: an event
+	// (session-pinned) names the statement that left it, and Stats.Pinned
+	// counts such connections.
 	ResetSession bool
 
 	// StmtCacheSize is the number of prepared statements kept per backend
@@ -373,6 +386,7 @@ func NewConfig() *Config {
 		Fallback:            FallbackPrimary,
 		WritePause:          defaultWritePause,
 		Health:              true,
+		ResetSession:        true,
 		ProbeInterval:       defaultProbeInterval,
 		ProbeTimeout:        defaultProbeTimeout,
 		FailAfter:           defaultFailAfter,

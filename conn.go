@@ -6,6 +6,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/rwshard/rwshard/health"
 	"github.com/rwshard/rwshard/hint"
 	"github.com/rwshard/rwshard/internal/shardhook"
 	"github.com/rwshard/rwshard/router"
@@ -81,6 +82,8 @@ type conn struct {
 	// lostBy is the error the statement that lost the session got
 	// (ErrSessionLost, ErrTxIdleTimeout): a Commit after it says it again.
 	lostBy *RouteError
+	// kept is the held connection's state that hold.more stands for.
+	kept kept
 
 	owner *Connector // set by Driver.Open: closed with the connection
 	// rows is the result set of a statement run on the held connection,
@@ -95,7 +98,7 @@ type conn struct {
 	// allocator places every connection on a line boundary: the first
 	// line of a connection is then never the last of another, which
 	// another core writes (false sharing); sizeof_test.go checks it.
-	_ [80]byte
+	_ [8]byte
 }
 
 // newConn is a logical connection of cl.
@@ -378,16 +381,25 @@ func (c *conn) ResetSession(ctx context.Context) error {
 	if c.broken {
 		return driver.ErrBadConn // our own conn: database/sql discards it
 	}
-	if c.cl.cfg.ResetSession {
-		c.vars = sessionVars{} // backend connections are restored as they are used
-	}
 	if c.sess == nil {
 		return nil
 	}
 	c.sess.raw = false // every result set of the last user is closed
-	if c.cl.cfg.ResetSession && c.keep() {
-		c.release() // the state goes with its backend connection
-		return nil
+	if len(c.kept.capture) > 0 {
+		// User variables are replayed: their values go on with the
+		// logical connection.
+		if err := c.captureVars(ctx); err != nil {
+			return c.lose()
+		}
+	}
+	if c.pinned() {
+		// State that would send the next user's reads to the primary.
+		if c.cl.cfg.ResetSession {
+			c.release() // the state goes with its backend connection
+			return nil
+		}
+		c.cl.mon.Emit(health.Event{Kind: health.SessionPinned, Node: c.sess.node.name,
+			Detail: "a pooled connection stays pinned to the primary by " + c.kept.pinnedBy + " (rwshard.resetSession=false)"})
 	}
 	if !c.keep() {
 		if !c.cl.isPrimary(c.sess.node) {

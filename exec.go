@@ -53,12 +53,13 @@ func (b *backend) setConn(dc any) error {
 	return nil
 }
 
-// acquire checks a connection out of the node's pool.
-func (n *node) acquire(ctx context.Context) (*backend, error) {
+// acquire checks a connection out of the node's pool, one whose session
+// variables are vars if an idle one has them (see connPool.get).
+func (n *node) acquire(ctx context.Context, vars string) (*backend, error) {
 	b := backendPool.Get().(*backend)
 	b.node, b.bounded = n, n.maxOpen > 0
 	if n.conns != nil {
-		pc, err := n.conns.get(ctx)
+		pc, err := n.conns.get(ctx, vars)
 		if err != nil {
 			b.put()
 			return nil, err
@@ -135,6 +136,14 @@ func (b *backend) mark() (gen, lost uint64) {
 		return b.bc.trk.mark()
 	}
 	return 0, 0
+}
+
+// watch arms b's session tracker for a statement that may commit, or
+// disarms it after (trackConn.armed).
+func (b *backend) watch(on bool) {
+	if b.bc != nil {
+		b.bc.trk.watch(on)
+	}
 }
 
 // convertArgs converts arguments the way database/sql would for this

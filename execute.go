@@ -147,7 +147,7 @@ func (e *exe) execute(ctx context.Context, p *plan, do work) (*backend, error) {
 func (e *exe) attempt(ctx context.Context, p *plan, n *node, wait health.GTIDSet, do work) (*backend, outcome, error) {
 	e.reached(n)
 	for try := 0; ; try++ {
-		b, err := n.acquire(ctx)
+		b, err := n.acquire(ctx, e.c.vars.key)
 		if err != nil {
 			out := judge(ctx, err)
 			if out != refused {
@@ -191,14 +191,26 @@ func (e *exe) attempt(ctx context.Context, p *plan, n *node, wait health.GTIDSet
 func (e *exe) runOn(ctx context.Context, p *plan, b *backend, wait health.GTIDSet, do work) (outcome, error) {
 	n := b.node
 	e.reached(n)
+	c := e.c
+	if len(c.kept.capture) > 0 && b != c.sess {
+		if err := c.captureVars(ctx); err != nil {
+			return judge(ctx, err), err
+		}
+	}
 	e.gen, e.lost = b.mark()
 	start := monotonic()
-	err := b.applyVars(ctx, &e.c.vars)
+	err := b.applyVars(ctx, &c.vars)
 	if err == nil && !wait.IsZero() {
 		err = e.causalWait(ctx, b, wait)
 	}
 	if err == nil {
-		err = do(b.dc)
+		if commits := p.commits(c); commits {
+			b.watch(true)
+			err = do(b.dc)
+			b.watch(false)
+		} else {
+			err = do(b.dc)
+		}
 	}
 	out := judge(ctx, err)
 	e.out = out
@@ -236,7 +248,7 @@ func (e *exe) runHeld(ctx context.Context, p *plan, do work) error {
 				c.txWrites = true
 			}
 			if p.effects != 0 {
-				c.applyEffects(p.effects)
+				c.applyEffects(p.effects, e.q)
 			}
 			return nil
 		}

@@ -107,7 +107,8 @@ var effectNames = []struct {
 	name string
 }{{router.Pin, "pin"}, {router.TxBegin, "tx-begin"}, {router.TxEnd, "tx-end"},
 	{router.AutocommitOff, "autocommit-off"}, {router.AutocommitOn, "autocommit-on"},
-	{router.PrimaryState, "primary-state"}, {router.ReplayState, "session-vars"}}
+	{router.PrimaryState, "primary-state"}, {router.ReplayState, "session-vars"},
+	{router.Lock, "lock"}, {router.Unlock, "unlock"}, {router.TempTable, "temporary-table"}, {router.UserVars, "user-vars"}}
 
 // Explain returns the plan of a statement on db (an rwshard *sql.DB)
 // without running it: its classification, the hint that applied, the
@@ -198,9 +199,13 @@ func (lc *conn) describe(ctx context.Context, query string, p *plan) Plan {
 		} else {
 			out.Targets = []string{cl.primary().name}
 		}
-		if p.effects.Has(router.Pin) {
+		switch {
+		case p.effects.Has(router.Pin):
 			out.Pins = "every later statement of this connection runs on " + out.Targets[0] +
 				" until it is closed or reset (rwshard.resetSession)"
+		case p.effects&(router.Lock|router.TempTable|router.UserVars|router.PrimaryState) != 0:
+			out.Pins = "this connection keeps its connection to " + out.Targets[0] +
+				" for what the statement leaves there (a lock, a temporary table, variables); later reads still go to replicas"
 		}
 	case toReplicas:
 		out.Pool = cl.pools[p.f.pool]

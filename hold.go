@@ -5,6 +5,8 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/rwshard/rwshard/router"
 )
@@ -39,7 +41,24 @@ type hold struct {
 	// txWrites: a statement of the open transaction may have changed
 	// data (a COMMIT that breaks then has an unknown outcome).
 	txWrites bool
+	// more: sess carries locks, temporary tables or user variables still
+	// to be read (see kept), which keep it without pinning reads.
+	more     bool
 	openRows int32 // result sets still open on sess
+}
+
+// kept is the state on the held connection that keeps it without pinning
+// reads: named locks taken (GET_LOCK) and not released, the temporary
+// tables it has (statements that mention them run there), and the user
+// variables an expression assigned there whose values are still to be
+// read (captureVars) before a statement runs on another connection. A
+// connection keeps it off its first cache lines (hold.more says there is
+// some); pinnedBy is the statement that pinned the session, redacted.
+type kept struct {
+	locks    int32
+	temps    []string
+	capture  []string
+	pinnedBy string
 }
 
 // inTx reports an open transaction of any kind.
@@ -50,7 +69,14 @@ func (h *hold) pinned() bool { return h.inTx() || h.dirty }
 
 // keep reports that sess must not be let go: it carries a transaction,
 // session state, or open rows.
-func (h *hold) keep() bool { return h.pinned() || h.primaryState || h.openRows > 0 }
+func (h *hold) keep() bool { return h.pinned() || h.primaryState || h.openRows > 0 || h.more }
+
+// replayable reports that sess carries no state but what can be rebuilt
+// elsewhere (the session and user variables conn.vars holds; user
+// variables still to be read are read before it is let go).
+func (h *hold) replayable() bool {
+	return !h.dirty && !h.primaryState && !h.textTx && !h.autocommitOff && !h.more
+}
 
 // heldPrimary reports that a statement for the primary runs on the held
 // connection: it is the primary's, or it carries state only statements
@@ -66,12 +92,16 @@ func targetOK(b *backend, read bool) bool { return read || b.node.h.IsPrimary() 
 
 // applyEffects updates the session state after a statement succeeded on
 // the held connection.
-func (c *conn) applyEffects(e router.Effect) {
-	if e.Has(router.Pin) {
-		c.dirty = true
+func (c *conn) applyEffects(e router.Effect, q string) {
+	if e.Has(router.Pin) && !c.dirty {
+		c.dirty, c.kept.pinnedBy = true, quote(q)
+		c.cl.pinned.Add(1)
 	}
 	if e.Has(router.PrimaryState) {
 		c.primaryState = true
+	}
+	if e&(router.Lock|router.Unlock|router.TempTable|router.UserVars) != 0 {
+		c.keepState(e, q)
 	}
 	switch {
 	case e.Has(router.TxBegin):
@@ -161,13 +191,15 @@ func (h *hold) commits(p *plan) bool {
 // connection is broken, and database/sql, told driver.ErrBadConn by the
 // statements after this one, discards it.
 func (c *conn) breakSession(by *RouteError) {
-	c.broken, c.lostBy = true, by
+	c.lostBy = by
 	c.tx = nil
 	c.disarmGuard()
 	if c.sess != nil {
 		c.sess.release(true)
 		c.sess = nil
 	}
+	c.clearHold()
+	c.broken = true
 }
 
 // lostErr is what a Commit or Rollback of a transaction lost with its
@@ -191,7 +223,7 @@ func (c *conn) release() {
 	if c.sess == nil {
 		return
 	}
-	discard := c.dirty || c.primaryState || c.textTx || c.autocommitOff || c.openRows > 0
+	discard := !c.replayable() || c.openRows > 0
 	if c.tx != nil {
 		if err := c.tx.Rollback(); err != nil {
 			discard = true
@@ -200,7 +232,61 @@ func (c *conn) release() {
 	}
 	c.sess.release(discard)
 	c.sess = nil
-	c.dirty, c.primaryState, c.textTx, c.autocommitOff, c.openRows, c.txWrites = false, false, false, false, 0, false
+	c.clearHold()
+}
+
+// clearHold forgets the state the held connection carried, once it is
+// let go.
+func (c *conn) clearHold() {
+	if c.dirty {
+		c.cl.pinned.Add(-1)
+	}
+	c.dirty, c.primaryState, c.textTx, c.autocommitOff, c.txWrites, c.more, c.openRows = false, false, false, false, false, false, 0
+	c.kept = kept{}
+}
+
+// keepState records what a lock, a temporary table or an assignment of
+// user variables left on the held connection, after the statement q ran
+// there.
+func (c *conn) keepState(e router.Effect, q string) {
+	k := &c.kept
+	if e.Has(router.Lock) {
+		k.locks++
+	}
+	if e.Has(router.Unlock) {
+		if strings.Contains(strings.ToUpper(q), "RELEASE_ALL_LOCKS") {
+			k.locks = 0
+		} else if k.locks > 0 {
+			k.locks--
+		}
+	}
+	if e.Has(router.TempTable) {
+		names, create, ok := router.TemporaryTables(q)
+		switch {
+		case !ok: // a form not read: the safe side
+			if !c.dirty {
+				c.dirty, k.pinnedBy = true, quote(q)
+				c.cl.pinned.Add(1)
+			}
+		case create:
+			for _, n := range names {
+				if !slices.Contains(k.temps, n) {
+					k.temps = append(k.temps, n)
+				}
+			}
+		default:
+			k.temps = slices.DeleteFunc(k.temps, func(t string) bool { return slices.Contains(names, t) })
+		}
+	}
+	if e.Has(router.UserVars) {
+		names, _ := router.AssignedVars(q)
+		for _, n := range names {
+			if !slices.Contains(k.capture, n) {
+				k.capture = append(k.capture, n)
+			}
+		}
+	}
+	c.more = k.locks > 0 || len(k.temps) > 0 || len(k.capture) > 0
 }
 
 // checkHeld gives the held connection, without session state, the

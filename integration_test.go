@@ -117,14 +117,16 @@ func TestLabPinnedConnections(t *testing.T) {
 	// The level was set for that transaction only, on the primary.
 	assert.Equal(t, "REPEATABLE-READ", iso)
 
+	// A SQL-level prepared statement lives on one server connection: it
+	// pins the session there.
 	conn, err := db.Conn(ctx)
 	require.NoError(t, err)
-	_, err = conn.ExecContext(ctx, "SET @v = 42")
+	_, err = conn.ExecContext(ctx, "PREPARE s FROM 'SELECT 42, @@server_id, CONNECTION_ID()'")
 	require.NoError(t, err)
 	var v int
 	var sid, connID, firstID int64
 	for i := range 5 {
-		require.NoError(t, conn.QueryRowContext(ctx, "SELECT @v, @@server_id, CONNECTION_ID()").Scan(&v, &sid, &connID))
+		require.NoError(t, conn.QueryRowContext(ctx, "EXECUTE s").Scan(&v, &sid, &connID))
 		assert.Equal(t, 42, v)
 		assert.Equal(t, "primary", l.NodeByServerID(sid))
 		if i == 0 {
@@ -134,27 +136,29 @@ func TestLabPinnedConnections(t *testing.T) {
 	}
 	require.NoError(t, conn.Close())
 
-	// As with go-sql-driver, the session stays with the logical connection
-	// when it goes back to the pool: the next user of that connection (the
-	// pool has one idle) sees @v, on the same server connection.
+	// By default (rwshard.resetSession) the next user of the logical
+	// connection starts afresh: database/sql promises no affinity between
+	// one use of the pool and the next.
 	db.SetMaxIdleConns(1)
-	var kept sql.NullInt64
-	var again int64
-	require.NoError(t, db.QueryRowContext(ctx, "SELECT @v, CONNECTION_ID()").Scan(&kept, &again))
-	assert.Equal(t, sql.NullInt64{Int64: 42, Valid: true}, kept, "the session carried over, as on one go-sql-driver connection")
-	assert.Equal(t, firstID, again)
+	_, err = db.ExecContext(ctx, "EXECUTE s")
+	assert.Equal(t, uint16(1243), serverErr(err), "the prepared statement did not reach the next user: %v", err)
 
-	// rwshard.resetSession=true: the next user starts afresh.
-	rdb := openLab(t, l, "rwshard.resetSession=true")
-	rdb.SetMaxIdleConns(1)
-	rc, err := rdb.Conn(ctx)
+	// rwshard.resetSession=false: as with go-sql-driver, the session stays
+	// with the logical connection when it goes back to the pool: the next
+	// user of that connection (the pool has one idle) sees it, on the same
+	// server connection.
+	kdb := openLab(t, l, "rwshard.resetSession=false")
+	kdb.SetMaxIdleConns(1)
+	kc, err := kdb.Conn(ctx)
 	require.NoError(t, err)
-	_, err = rc.ExecContext(ctx, "SET @v = 42")
+	_, err = kc.ExecContext(ctx, "PREPARE s FROM 'SELECT 42, CONNECTION_ID()'")
 	require.NoError(t, err)
-	require.NoError(t, rc.Close())
-	var gone sql.NullInt64
-	require.NoError(t, rdb.QueryRowContext(hint.Primary(ctx), "SELECT @v").Scan(&gone))
-	assert.False(t, gone.Valid, "the state did not reach the next user")
+	require.NoError(t, kc.QueryRowContext(ctx, "EXECUTE s").Scan(&v, &firstID))
+	require.NoError(t, kc.Close())
+	var again int64
+	require.NoError(t, kdb.QueryRowContext(ctx, "EXECUTE s").Scan(&v, &again))
+	assert.Equal(t, 42, v, "the session carried over, as on one go-sql-driver connection")
+	assert.Equal(t, firstID, again)
 }
 
 // LAST_INSERT_ID() on a *sql.Conn sees that connection's insert, also

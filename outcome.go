@@ -123,11 +123,13 @@ func isWrite(k router.Kind) bool { return k == router.Write || k == router.Unkno
 
 // changesData reports a statement that may change data, and so whose
 // outcome matters when its connection breaks under it and whose success
-// read-your-writes records: a write, but not a SET of session variables
-// only (PrimaryState, ReplayState) nor the start of a transaction, which
+// read-your-writes records: a write, but not a SET of session or user
+// variables only (PrimaryState, ReplayState, UserVars), a temporary
+// table's creation or removal, nor the start of a transaction, which
 // commit nothing.
 func changesData(cls *router.Class) bool {
-	return isWrite(cls.Kind) && cls.Effect&(router.PrimaryState|router.ReplayState) == 0 && cls.Effect != router.TxBegin
+	return isWrite(cls.Kind) && cls.Effect&(router.PrimaryState|router.ReplayState|router.UserVars) == 0 &&
+		cls.Effect != router.TxBegin && cls.Effect != router.TempTable
 }
 
 // mayHaveRun reports an attempt that may have changed data although it

@@ -101,6 +101,10 @@ func (c *conn) plan(ctx context.Context, q string, ps *stmt, p *plan) error {
 	case d.Target == router.ToSession || d.Pin:
 		p.where = toHeld
 	case d.Target == router.ToReplica:
+		if c.more && len(c.kept.temps) > 0 && router.Mentions(q, c.kept.temps) {
+			p.where, p.reason = toHeld, router.ReasonTempTable // the held connection has it
+			return nil
+		}
 		p.where = toReplicas
 		return c.planRead(ctx, q, p)
 	case d.Target == router.ToNode:
@@ -301,7 +305,7 @@ func (c *conn) route(ctx context.Context, q string, ps *stmt, r *routed) (*route
 			return nil, err
 		}
 	}
-	if r.cls.Effect == router.PrimaryState && !r.d.Pin && r.d.Target == router.ToPrimary {
+	if r.cls.Effect&heldEffects != 0 && !r.d.Pin && r.d.Target == router.ToPrimary {
 		r.d.Pin = true // it runs on the held primary connection
 	}
 	if ps != nil && !hinted && fixed {
@@ -310,15 +314,30 @@ func (c *conn) route(ctx context.Context, q string, ps *stmt, r *routed) (*route
 	return r, nil
 }
 
+// commits reports a statement that may commit data, and so whose reply
+// may carry a GTID: a write in autocommit, or what ends a transaction.
+func (p *plan) commits(c *conn) bool {
+	return p.r.cls.Effect&(router.TxEnd|router.AutocommitOn) != 0 || !c.inTx() && changesData(&p.r.cls)
+}
+
+// heldEffects are the effects of statements that run on the held primary
+// connection, keep it, and leave reads to the replicas.
+const heldEffects = router.PrimaryState | router.Lock | router.Unlock | router.TempTable | router.UserVars
+
 // settleSet tells apart the session statements (router.Pin) that need no
-// pinning: a SET only primary statements see (PrimaryState), or one
-// replayed on every backend connection (ReplayState).
+// pinning: a SET only primary statements see (PrimaryState), one
+// replayed on every backend connection (ReplayState), or an assignment
+// of user variables whose values are read back and replayed (UserVars).
 func (c *conn) settleSet(q string, cls *router.Class) {
-	if router.PrimaryOnlySet(q) {
+	switch {
+	case router.PrimaryOnlySet(q):
 		cls.Effect = router.PrimaryState
-	} else if c.cl.replay && !c.dirty {
+	case !c.cl.replay || c.dirty:
+	default:
 		if _, ok := router.ReplayableSet(q); ok {
 			cls.Effect = router.ReplayState
+		} else if _, ok := router.AssignedVars(q); ok {
+			cls.Effect = router.UserVars
 		}
 	}
 }

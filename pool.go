@@ -68,9 +68,18 @@ func newConnPool(c driver.Connector, maxOpen, maxIdle int, lifetime, idleTime ti
 		maxLifetime: lifetime, maxIdleTime: idleTime, done: make(chan struct{})}
 }
 
+// affinityScan bounds how many idle connections get looks through for
+// one with the wanted session variables.
+const affinityScan = 8
+
 // get checks a connection out: an idle one (reset first), a new one, or,
-// at the cap, the next one returned.
-func (p *connPool) get(ctx context.Context) (*poolConn, error) {
+// at the cap, the next one returned. Of the idle ones, the most recently
+// returned whose session variables are vars (backendConn.vars: what
+// rwshard applied to it) among the newest affinityScan, else the most
+// recently returned: logical connections with different settings that
+// read in turn then find connections already set as they need, instead
+// of setting and restoring one at every switch.
+func (p *connPool) get(ctx context.Context, vars string) (*poolConn, error) {
 	for {
 		p.mu.Lock()
 		if p.closed {
@@ -78,7 +87,9 @@ func (p *connPool) get(ctx context.Context) (*poolConn, error) {
 			return nil, errPoolClosed
 		}
 		if n := len(p.idle); n > 0 {
-			pc := p.idle[n-1]
+			i := p.affine(vars)
+			pc := p.idle[i]
+			copy(p.idle[i:], p.idle[i+1:])
 			p.idle[n-1] = nil
 			p.idle = p.idle[:n-1]
 			p.mu.Unlock()
@@ -117,6 +128,17 @@ func (p *connPool) get(ctx context.Context) (*poolConn, error) {
 		}
 		return pc, nil
 	}
+}
+
+// affine is the index in p.idle of the connection get takes (p.mu held).
+func (p *connPool) affine(vars string) int {
+	n := len(p.idle)
+	for i := n - 1; i >= 0 && i >= n-affinityScan; i-- {
+		if bc, ok := p.idle[i].dc.(*backendConn); !ok || sameKey(bc.vars.key, vars) {
+			return i
+		}
+	}
+	return n - 1
 }
 
 // wait queues for a connection; p.mu is held on entry and released.

@@ -46,7 +46,7 @@ func BenchmarkPoolCheckout(b *testing.B) {
 		defer p.close()
 		b.ReportAllocs()
 		for b.Loop() {
-			pc, err := p.get(ctx)
+			pc, err := p.get(ctx, "")
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -69,7 +69,7 @@ func BenchmarkPoolCheckout(b *testing.B) {
 func benchAcquire(b *testing.B, n *node, parallel bool) {
 	ctx := context.Background()
 	once := func() bool {
-		be, err := n.acquire(ctx)
+		be, err := n.acquire(ctx, "")
 		if err != nil {
 			b.Error(err)
 			return false

@@ -58,7 +58,7 @@ func (f *fakeConnector) opened() int {
 
 func mustGet(t *testing.T, p *connPool) *poolConn {
 	t.Helper()
-	pc, err := p.get(context.Background())
+	pc, err := p.get(context.Background(), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,12 +120,12 @@ func TestConnPoolCapAndWaiters(t *testing.T) {
 	// A waiter whose context ends leaves the queue with its error.
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
-	if _, err := p.get(ctx); !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := p.get(ctx, ""); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("get at the cap: %v, want the context's deadline", err)
 	}
 	got := make(chan *poolConn)
 	go func() {
-		pc, err := p.get(context.Background())
+		pc, err := p.get(context.Background(), "")
 		if err != nil {
 			t.Error(err)
 		}
@@ -144,7 +144,7 @@ func TestConnPoolCapAndWaiters(t *testing.T) {
 	// A discarded connection frees its slot for the next waiter, who
 	// opens a new one.
 	go func() {
-		pc, err := p.get(context.Background())
+		pc, err := p.get(context.Background(), "")
 		if err != nil {
 			t.Error(err)
 		}
@@ -167,7 +167,7 @@ func TestConnPoolConnectErrorFreesSlot(t *testing.T) {
 	p := newConnPool(fc, 1, 1, 0, 0)
 	defer p.close()
 	for range 3 {
-		if _, err := p.get(context.Background()); err == nil || err.Error() != "refused" {
+		if _, err := p.get(context.Background(), ""); err == nil || err.Error() != "refused" {
 			t.Fatalf("get: %v, want the connector's error", err)
 		}
 	}
@@ -193,7 +193,7 @@ func TestConnPoolLimits(t *testing.T) {
 	if err := p.close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.get(context.Background()); !errors.Is(err, errPoolClosed) {
+	if _, err := p.get(context.Background(), ""); !errors.Is(err, errPoolClosed) {
 		t.Fatalf("get after close: %v", err)
 	}
 	p.put(c, false) // checked out across close: closed on return
@@ -246,7 +246,7 @@ func TestConnPoolCloseEndsWaits(t *testing.T) {
 	mustGet(t, p)
 	errc := make(chan error)
 	go func() {
-		_, err := p.get(context.Background())
+		_, err := p.get(context.Background(), "")
 		errc <- err
 	}()
 	for p.stats().WaitCount < 1 {
@@ -277,7 +277,7 @@ func TestConnPoolConcurrent(t *testing.T) {
 					ctx, cancel = context.WithTimeout(ctx, time.Microsecond)
 					defer cancel()
 				}
-				pc, err := p.get(ctx)
+				pc, err := p.get(ctx, "")
 				if err != nil {
 					if !errors.Is(err, context.DeadlineExceeded) {
 						t.Error(err)
@@ -304,3 +304,53 @@ func TestConnPoolConcurrent(t *testing.T) {
 		t.Fatalf("stats after the run %+v", s)
 	}
 }
+
+// Of the idle connections, get takes one whose session variables are the
+// ones wanted, so that logical connections with different settings reading
+// in turn do not set and restore a connection at every switch; without
+// one, the most recently returned.
+func TestConnPoolAffinity(t *testing.T) {
+	conns := []*backendConn{
+		newBackendConn(&fakeConn{id: 0}, nil),
+		newBackendConn(&fakeConn{id: 1}, nil),
+		newBackendConn(&fakeConn{id: 2}, nil),
+	}
+	conns[0].vars.key = "time_zone='+05:00';"
+	conns[2].vars.key = "time_zone='+01:00';"
+	next := 0
+	p := newConnPool(connectorFunc(func() driver.Conn { c := conns[next]; next++; return c }), 0, 3, 0, 0)
+	var out []*poolConn
+	for range conns {
+		pc, err := p.get(context.Background(), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, pc)
+	}
+	for _, pc := range out {
+		p.put(pc, false)
+	}
+	for _, want := range []struct {
+		key string
+		id  int
+	}{{"time_zone='+05:00';", 0}, {"time_zone='+01:00';", 2}, {"", 1}} {
+		pc, err := p.get(context.Background(), want.key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := pc.dc.(*backendConn).Conn.(*fakeConn).id; got != want.id {
+			t.Errorf("vars %q: connection %d, want %d", want.key, got, want.id)
+		}
+		p.put(pc, false)
+	}
+	pc, _ := p.get(context.Background(), "sql_mode='';")
+	if got := pc.dc.(*backendConn).Conn.(*fakeConn).id; got != 1 {
+		t.Errorf("no match: connection %d, want the most recently returned (1)", got)
+	}
+}
+
+// connectorFunc is a driver.Connector of connections f makes.
+type connectorFunc func() driver.Conn
+
+func (f connectorFunc) Connect(context.Context) (driver.Conn, error) { return f(), nil }
+func (f connectorFunc) Driver() driver.Driver                        { return nil }

@@ -38,8 +38,15 @@ func (c *conn) committed(ctx context.Context, b *backend, write bool, gen, lost 
 	s := c.pendingSess
 	c.pendingWrite, c.pendingSess = false, nil
 	var gtid health.GTIDSet
-	if b != nil && b.bc != nil && b.bc.trk.active() {
-		gtid, _ = b.bc.trk.since(gen, lost)
+	state := gtidUnknown
+	if b != nil && b.bc != nil {
+		gtid, state = b.bc.trk.since(gen, lost)
+	}
+	if state == gtidNone && !c.dirty {
+		// Nothing reached the binlog: there is nothing for a replica to
+		// have. (A pinned session may have changed its own session
+		// tracking: there, no report proves nothing.)
+		return
 	}
 	s.wroteOn(c.cl.partOf(s), time.Now(), gtid)
 }
@@ -97,7 +104,7 @@ func (cl *cluster) position(ctx context.Context, s *Session, name string) bool {
 		q = "SELECT @@global.gtid_executed"
 	}
 	asOf := time.Now()
-	b, err := p.acquire(ctx)
+	b, err := p.acquire(ctx, "")
 	if err != nil {
 		return false
 	}

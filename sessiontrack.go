@@ -88,6 +88,18 @@ type trackConn struct {
 	// on: the connection asked the server to track last_gtid (see
 	// nodeConnector.Connect); set once, before the connection is used.
 	on atomic.Bool
+	// armed: the replies to the commands sent from now on are watched;
+	// the executor arms the tracker for the statements that may commit
+	// (watch), so that the replies of reads, most of the traffic, pass
+	// through untouched.
+	armed bool
+}
+
+// watch arms or disarms the tracker (see armed).
+func (t *trackConn) watch(on bool) {
+	if t != nil {
+		t.armed = on
+	}
 }
 
 // newTrackConn watches c.
@@ -109,15 +121,29 @@ func (t *trackConn) active() bool { return t != nil && t.on.Load() && t.state !=
 // counts after it.
 func (t *trackConn) mark() (gen, lost uint64) { return t.gen, t.lost }
 
-// since returns the GTID of the last commit the server reported after
-// mark, and whether it is known: false when no commit was reported or a
-// reply could not be read.
-func (t *trackConn) since(gen, lost uint64) (health.GTIDSet, bool) {
-	if t.gen == gen || t.lost != lost {
-		return health.GTIDSet{}, false
+// What a statement's replies said of its commit (see since).
+const (
+	gtidUnknown = iota // not watched, or a reply could not be read
+	gtidNone           // every reply read: nothing was committed to the binlog
+	gtidKnown          // the GTID of the last commit
+)
+
+// since says what the server reported after mark: the GTID of the last
+// commit (gtidKnown), that the statement committed nothing to the binlog
+// (gtidNone: a temporary table's write, an UPDATE that matched no row, a
+// read-only transaction's COMMIT), or nothing certain (gtidUnknown).
+func (t *trackConn) since(gen, lost uint64) (health.GTIDSet, int) {
+	switch {
+	case t == nil || !t.active() || t.lost != lost:
+		return health.GTIDSet{}, gtidUnknown
+	case t.gen == gen:
+		return health.GTIDSet{}, gtidNone
 	}
 	g, err := health.ParseGTID(string(t.gtid[:t.gtidN]))
-	return g, err == nil && !g.IsZero()
+	if err != nil || g.IsZero() {
+		return health.GTIDSet{}, gtidUnknown
+	}
+	return g, gtidKnown
 }
 
 // Write watches the client's packets: the handshake response, where it
@@ -129,7 +155,7 @@ func (t *trackConn) Write(p []byte) (int, error) {
 	case t.state == trkOff || len(p) < 5:
 	case t.state == trkLogin && p[3] == 1 && t.caps == 0:
 		t.login(p)
-	case p[3] == 0 && t.state != trkGreeting:
+	case p[3] == 0 && t.state != trkGreeting && (t.armed || t.state != trkIdle):
 		t.command(p[4])
 	}
 	return t.Conn.Write(p)
@@ -157,7 +183,7 @@ func (t *trackConn) login(p []byte) {
 // execution's; the others' replies carry no commit.
 func (t *trackConn) command(cmd byte) {
 	t.hdrN, t.left, t.cont, t.capture, t.buf = 0, 0, false, false, t.buf[:0]
-	if cmd == comQuery || cmd == comStmtExecute {
+	if t.armed && (cmd == comQuery || cmd == comStmtExecute) {
 		t.state = trkHeader
 	} else {
 		t.state = trkIdle

@@ -125,6 +125,7 @@ func session(t *testing.T, p *pipe, caps uint32) *trackConn {
 		t.Fatal(err)
 	}
 	tc.on.Store(true)
+	tc.armed = true // as for a statement that may commit
 	return tc
 }
 
@@ -148,8 +149,8 @@ func command(tc *trackConn, cmd byte, reply ...[]byte) {
 
 func gtidOf(t *testing.T, tc *trackConn, gen, lost uint64) string {
 	t.Helper()
-	g, ok := tc.since(gen, lost)
-	if !ok {
+	g, state := tc.since(gen, lost)
+	if state != gtidKnown {
 		return ""
 	}
 	return g.String()
@@ -176,6 +177,8 @@ func TestTrackConn(t *testing.T) {
 		row00 := append([]byte{0x00, 0x00}, lenencStr("0-9-9")...)
 		command(tc, comStmtExecute, lenencInt(2), col, col, row00, okPacket(0x00, 0x0002, "")[1:], okPacket(0xfe, 0x0002, ""))
 		assert.Equal(t, "", gtidOf(t, tc, g, l), "step %d: rows are not OK packets", step)
+		_, state := tc.since(g, l)
+		assert.Equal(t, gtidNone, state, "step %d: every reply read, nothing committed", step)
 		assert.Equal(t, trkIdle, tc.state)
 
 		// INSERT … RETURNING: the GTID is in the OK that ends the rows.
@@ -199,6 +202,13 @@ func TestTrackConn(t *testing.T) {
 		p.in = append(p.in, pkt(4, okPacket(0x00, 0x0002, "0-1-46"))...)
 		drain(tc)
 		assert.Equal(t, "0-1-46", gtidOf(t, tc, g, l), "step %d: LOAD DATA LOCAL", step)
+
+		// Unarmed (a read), a reply is not watched at all.
+		tc.armed = false
+		g, l = tc.mark()
+		command(tc, comQuery, okPacket(0x00, 0x0002, "0-1-47"))
+		assert.Equal(t, "", gtidOf(t, tc, g, l), "step %d: unarmed", step)
+		tc.armed = true
 
 		// A prepare's reply is not watched (its 0x00 is no OK packet).
 		g, l = tc.mark()
@@ -237,8 +247,8 @@ func TestTrackConnLost(t *testing.T) {
 	big := okPacket(0x00, 0x0002, "0-1-50")
 	big = append(big, make([]byte, trackCapture)...)
 	command(tc, comQuery, big)
-	_, ok := tc.since(g, l)
-	assert.False(t, ok, "unknown, not guessed")
+	_, state := tc.since(g, l)
+	assert.Equal(t, gtidUnknown, state, "unknown, not guessed")
 	g, l = tc.mark()
 	command(tc, comQuery, okPacket(0x00, 0x0002, "0-1-51"))
 	assert.Equal(t, "0-1-51", gtidOf(t, tc, g, l), "the next reply is read again")

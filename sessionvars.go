@@ -3,6 +3,7 @@ package rwshard
 import (
 	"context"
 	"database/sql/driver"
+	"fmt"
 	"io"
 	"slices"
 	"strings"
@@ -20,6 +21,13 @@ import (
 // of the connection (@__rwshard_<name>), so that a connection going back
 // to a logical connection without the setting is restored to what the
 // DSN and the server gave it.
+//
+// User variables are session commands too (after MaxScale's session
+// command history): SET @v = literal is recorded as such, an assignment
+// from an expression runs on the primary connection and the value it
+// produced is recorded (captureVars). A backend connection going back to
+// a logical connection without the variable has it set to NULL, the
+// value of a user variable nobody set.
 
 // sessionVars is a set of variable settings: a logical connection's
 // wanted ones, or those applied to a backend connection.
@@ -92,7 +100,11 @@ func (bc *backendConn) setVars(ctx context.Context, want *sessionVars) error {
 	}
 	for _, a := range bc.vars.list {
 		if _, ok := want.value(a.Name); !ok {
-			add(a.Name, " = @__rwshard_", a.Name)
+			if a.Name[0] == '@' {
+				add(a.Name, " = NULL") // a user variable nobody set is NULL
+			} else {
+				add(a.Name, " = @__rwshard_", a.Name)
+			}
 		}
 	}
 	saved := bc.saved
@@ -100,7 +112,7 @@ func (bc *backendConn) setVars(ctx context.Context, want *sessionVars) error {
 		if v, ok := bc.vars.value(a.Name); ok && v == a.Value {
 			continue
 		}
-		if !saved[a.Name] {
+		if !saved[a.Name] && a.Name[0] != '@' {
 			add("@__rwshard_", a.Name, " = @@session.", a.Name)
 			if saved == nil {
 				saved = map[string]bool{}
@@ -123,3 +135,88 @@ type noRows struct{}
 func (noRows) Columns() []string         { return nil }
 func (noRows) Close() error              { return nil }
 func (noRows) Next([]driver.Value) error { return io.EOF }
+
+// captureVars reads the values of the variables an expression assigned
+// on the held connection (kept.capture: user variables, and session
+// variables as @@name) and records them as literals the logical
+// connection applies to its other backend connections: a number as it
+// reads, a string as its bytes in hex with its character set and
+// collation, so that comparisons see the same value, NULL as NULL.
+func (c *conn) captureVars(ctx context.Context) error {
+	names := c.kept.capture
+	var b strings.Builder
+	b.WriteString("SELECT ")
+	sysvars := false
+	for i, n := range names {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		if strings.HasPrefix(n, "@@") {
+			n, sysvars = "@@session."+n[2:], true
+		}
+		fmt.Fprintf(&b, "%s, HEX(%s), CHARSET(%s), COLLATION(%s)", n, n, n, n)
+	}
+	rows, st, err := query(ctx, c.sess.dc, b.String(), nil, prep{})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		rows.Close()
+		if st != nil {
+			st.Close()
+		}
+	}()
+	dest := make([]driver.Value, 4*len(names))
+	if err := rows.Next(dest); err != nil {
+		return err
+	}
+	typed, _ := rows.(driver.RowsColumnTypeDatabaseTypeName)
+	as := make([]router.Assignment, 0, len(names))
+	for i, n := range names {
+		v, hex, cs, coll := dest[4*i], text(dest[4*i+1]), text(dest[4*i+2]), text(dest[4*i+3])
+		lit := "NULL"
+		switch {
+		case v == nil:
+		case typed != nil && numericType(typed.ColumnTypeDatabaseTypeName(4*i)):
+			lit = text(v)
+		case cs == "binary":
+			lit = "X'" + hex + "'"
+		default:
+			lit = "_" + cs + " X'" + hex + "' COLLATE " + coll
+		}
+		as = append(as, router.Assignment{Name: strings.TrimPrefix(n, "@@"), Value: lit})
+	}
+	c.vars = c.vars.with(as)
+	if bc := c.sess.bc; bc != nil {
+		bc.vars = bc.vars.with(as) // they are on it already
+		// A session variable's value before the assignment was not saved
+		// (setVars): the connection cannot be restored, and is discarded
+		// once let go.
+		bc.stale = bc.stale || sysvars
+	}
+	c.kept.capture = nil
+	c.more = c.kept.locks > 0 || len(c.kept.temps) > 0
+	return nil
+}
+
+// text is a value read as text.
+func text(v driver.Value) string {
+	switch x := v.(type) {
+	case []byte:
+		return string(x)
+	case string:
+		return x
+	case nil:
+		return ""
+	}
+	return fmt.Sprint(v)
+}
+
+// numericType reports a column type whose text is a numeric literal.
+func numericType(t string) bool {
+	switch strings.TrimPrefix(t, "UNSIGNED ") {
+	case "DECIMAL", "BIGINT", "INT", "DOUBLE", "FLOAT", "TINYINT", "SMALLINT", "MEDIUMINT":
+		return true
+	}
+	return false
+}

@@ -92,8 +92,16 @@ func TestLabSessionVarsWithoutPinning(t *testing.T) {
 	_, err = a.ExecContext(ctx, `DROP TABLE "vars_t"`)
 	require.NoError(t, err)
 
-	// A user variable still pins.
+	// A user variable is replayed too.
 	_, err = a.ExecContext(ctx, "SET @x = 1")
+	require.NoError(t, err)
+	var x int
+	var sid int64
+	require.NoError(t, a.QueryRowContext(ctx, "SELECT @x, @@server_id").Scan(&x, &sid))
+	assert.Equal(t, 1, x)
+	assert.NotEqual(t, "primary", l.NodeByServerID(sid))
+	// A SET rwshard cannot replay (a variable it does not know) pins.
+	_, err = a.ExecContext(ctx, "SET SESSION optimizer_switch = 'index_merge=off'")
 	require.NoError(t, err)
 	assert.Equal(t, "primary", ranOn(t, l, a, ctx, "SELECT @@server_id"))
 }

@@ -327,12 +327,13 @@ func TestShortPathConditions(t *testing.T) {
 	assert.True(t, ps.shortRoute(ctx, len(a)) != nil, "a hint elsewhere")
 	assert.True(t, ps.shortRoute(hint.Primary(ctx), len(a)) == nil, "a hint in the context")
 
-	// A session pinned inside the transaction (a user variable set) is
-	// another connection state: the statement's route there is decided
-	// once on the full path, then remembered for the short path.
-	_, err = c.ExecContext(ctx, "SET @x = 1", nil)
+	// A session pinned inside the transaction (a SQL-level prepared
+	// statement) is another connection state: the statement's route there
+	// is decided once on the full path, then remembered for the short
+	// path.
+	_, err = c.ExecContext(ctx, "PREPARE s FROM 'SELECT 1'", nil)
 	require.NoError(t, err)
-	require.True(t, c.dirty, "SET @x pins the session")
+	require.True(t, c.dirty, "PREPARE pins the session")
 	a = converted()
 	assert.True(t, ps.shortRoute(ctx, len(a)) == nil, "pinned: no route remembered yet")
 	_, err = ps.ExecContext(ctx, a)

@@ -65,6 +65,12 @@ type Stats struct {
 	// PrimaryReadShare.
 	Reads, PrimaryReads uint64
 	PrimaryReadShare    float64
+	// Pinned is the number of logical connections pinned to their primary
+	// connection now by session state that cannot be replayed (USE,
+	// PREPARE, LOCK TABLES, a SET of a variable rwshard does not know, …):
+	// every statement of theirs runs there until they are closed or
+	// reset (Config.ResetSession).
+	Pinned int64
 	// Fallbacks: reads sent to the primary because no replica qualified.
 	Fallbacks uint64
 	// Retries made and refused by the retry budget.
@@ -136,6 +142,7 @@ func (cl *cluster) addStats(s *Stats) {
 	}
 	s.Reads += cl.reads.Load()
 	s.PrimaryReads += cl.primaryReads.Load()
+	s.Pinned += cl.pinned.Load()
 	s.Fallbacks += cl.routes[router.ReasonNoHealthyReplica].Load()
 	s.Replays += cl.replays.done.Load()
 	s.ReplaysRefused += cl.replays.refused.Load()

@@ -148,14 +148,18 @@ func (t *txn) end(commit bool) error {
 	gen, lost := b.mark()
 	var err error
 	if commit {
+		b.watch(true)
 		err = c.tx.Commit()
+		b.watch(false)
 		if err != nil && c.replay != nil && readOnlyRejection(err) {
 			// The server refused the COMMIT (the node turned read-only):
 			// nothing was committed; replay on the new primary, commit there.
 			if err = t.replayOn(context.Background(), err); err == nil {
 				b = c.sess
 				gen, lost = b.mark()
+				b.watch(true)
 				err = c.tx.Commit()
+				b.watch(false)
 			} else {
 				t.trace(commit, err)
 				return err

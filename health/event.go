@@ -26,6 +26,7 @@ const (
 	TxReplayed                              // a transaction whose connection was lost was replayed (Config.TxReplay)
 	ReplayRefused                           // a transaction could not be replayed: it failed
 	ReadWithoutPrimary                      // the primary was away: a read went to the most advanced replica without its scope's last write known there
+	SessionPinned                           // a logical connection went back to database/sql's pool pinned to the primary (rwshard.resetSession=false)
 
 	// NumEventKinds bounds the kinds, for arrays of counters.
 	NumEventKinds
@@ -46,6 +47,7 @@ var kindNames = map[EventKind]string{
 	SplitBrain: "split-brain", FallbackToPrimary: "fallback-to-primary", ReadRetried: "read-retried",
 	LongTransaction: "long-transaction", TxIdleTimeout: "tx-idle-timeout",
 	TxReplayed: "tx-replayed", ReplayRefused: "replay-refused", ReadWithoutPrimary: "read-without-primary",
+	SessionPinned: "session-pinned",
 }
 
 func (k EventKind) String() string {

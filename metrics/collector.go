@@ -37,6 +37,7 @@ type Collector struct {
 	nodeLatency     *prometheus.Desc
 	reads           *prometheus.Desc
 	primaryReads    *prometheus.Desc
+	pinned          *prometheus.Desc
 	fallbacks       *prometheus.Desc
 	retries         *prometheus.Desc
 	retriesRefused  *prometheus.Desc
@@ -127,6 +128,8 @@ func NewCollector(c *rwshard.Connector, opts ...Option) *Collector {
 		"Plain reads routed, whichever node served them.", nil)
 	col.primaryReads = col.desc("primary_reads_total",
 		"Plain reads the primary served (fallbacks, read-your-writes, hints, max-lag).", nil)
+	col.pinned = col.desc("pinned_connections",
+		"Logical connections pinned to their primary connection now by session state that cannot be replayed (USE, PREPARE, LOCK TABLES, …).", nil)
 	col.fallbacks = col.desc("fallbacks_total",
 		"Reads sent to the primary because no replica qualified.", nil)
 	col.retries = col.desc("retries_total",
@@ -173,7 +176,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{
 		c.queries, c.routes, c.nodeErrors, c.nodeReadRetries,
 		c.nodeUp, c.nodeFenced, c.nodePrimary, c.replicaLag, c.nodeInFlight, c.nodeLatency,
-		c.reads, c.primaryReads, c.fallbacks, c.retries, c.retriesRefused,
+		c.reads, c.primaryReads, c.pinned, c.fallbacks, c.retries, c.retriesRefused,
 		c.duration, c.serverErrors, c.waits, c.waitTimeouts, c.waitSeconds,
 		c.poolOpen, c.poolInUse, c.poolIdle, c.poolWaits, c.poolWaitSecs,
 		c.stmtHits, c.stmtMisses, c.stmtEvictions, c.events,
@@ -225,6 +228,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	send(ch, c.reads, prometheus.CounterValue, float64(s.Reads))
 	send(ch, c.primaryReads, prometheus.CounterValue, float64(s.PrimaryReads))
+	send(ch, c.pinned, prometheus.GaugeValue, float64(s.Pinned))
 	send(ch, c.fallbacks, prometheus.CounterValue, float64(s.Fallbacks))
 	send(ch, c.retries, prometheus.CounterValue, float64(s.Retries))
 	send(ch, c.retriesRefused, prometheus.CounterValue, float64(s.RetriesRefused))

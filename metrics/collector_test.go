@@ -143,7 +143,7 @@ func TestScrape(t *testing.T) {
 			t.Errorf("%s: help %q, want one sentence", name, h)
 		}
 	}
-	if got, want := len(fams), 27; got != want { // 29 less the lag and server errors
+	if got, want := len(fams), 28; got != want { // 30 less the lag and server errors
 		t.Errorf("%d metric families, want %d", got, want)
 	}
 }
@@ -259,6 +259,7 @@ rwshard_routes_total{reason="session-pinned"} 0
 rwshard_routes_total{reason="session-read"} 0
 rwshard_routes_total{reason="starting"} 0
 rwshard_routes_total{reason="stored-function"} 0
+rwshard_routes_total{reason="temporary-table"} 0
 rwshard_routes_total{reason="unknown"} 0
 rwshard_routes_total{reason="write"} 1
 `

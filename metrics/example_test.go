@@ -88,5 +88,5 @@ func ExampleNewCollector_openDB() {
 	// Output:
 	// rwshard_routes_total{reason="replica"} 1
 	// rwshard_routes_total{reason="write"} 1
-	// series: 15
+	// series: 16
 }

@@ -16,7 +16,8 @@ const (
 	// primary's latest state: LAST_INSERT_ID(), FOUND_ROWS(), ROW_COUNT(),
 	// @@last_insert_id, @@identity, @@last_gtid, sequences (NEXTVAL, NEXT
 	// VALUE FOR), lock functions, SQL_CALC_FOUND_ROWS, SHOW WARNINGS/ERRORS.
-	// Also CONNECTION_ID(), @@session.* and @@local.* variables, SHOW
+	// Also CONNECTION_ID(), the variables a connection sets on its primary
+	// connection only (@@foreign_key_checks, the isolation level, …), SHOW
 	// [SESSION] STATUS, SHOW SESSION|LOCAL VARIABLES, SHOW PROFILE(S) and
 	// EXPLAIN FOR CONNECTION (see Classify for the full list); and the SHOW
 	// statements that describe the server itself (MASTER/BINLOG STATUS,
@@ -49,7 +50,7 @@ func (k Kind) String() string {
 }
 
 // Effect is a set of consequences a statement has on the logical session.
-type Effect uint8
+type Effect uint16
 
 const (
 	// Pin: the statement changes session state (SET, USE, CREATE TEMPORARY
@@ -77,11 +78,28 @@ const (
 	// narrows it.
 	PrimaryState
 	// ReplayState: a SET of session variables that change what reads
-	// return (see ReplayableSet): the driver applies them to every backend
-	// connection the logical connection uses, replicas included, instead
-	// of pinning it. Classify reports such a statement as Pin; the driver
-	// narrows it.
+	// return, or of user variables, to literals (see ReplayableSet): the
+	// driver applies them to every backend connection the logical
+	// connection uses, replicas included, instead of pinning it. Classify
+	// reports such a statement as Pin; the driver narrows it.
 	ReplayState
+	// Lock: GET_LOCK takes a named lock, which belongs to the server
+	// connection: the logical connection keeps its primary connection
+	// until the lock is released (Unlock); its reads still go to replicas.
+	Lock
+	// Unlock: RELEASE_LOCK or RELEASE_ALL_LOCKS.
+	Unlock
+	// TempTable: CREATE or DROP TEMPORARY TABLE. The table lives on one
+	// server connection: the driver sends the statements that name it
+	// there, and the others where they would go.
+	TempTable
+	// UserVars: the statement assigns user variables from expressions
+	// (SET @v = expr, SELECT … @v := …, SELECT … INTO @v; see
+	// AssignedUserVars): it runs on the primary connection, and the
+	// driver reads the values it produced and applies them to the other
+	// backend connections, as ReplayState's. Classify reports such a
+	// statement as Pin; the driver narrows it.
+	UserVars
 )
 
 // Has reports whether e contains all of f.

@@ -29,7 +29,7 @@ import (
 //     read; every DML, DDL and administrative statement.
 //   - SessionRead: a read that calls LAST_INSERT_ID, FOUND_ROWS, ROW_COUNT,
 //     CONNECTION_ID, NEXTVAL, LASTVAL, CURRVAL, NEXT/PREVIOUS VALUE FOR,
-//     GET_LOCK (also Pin), RELEASE_LOCK, RELEASE_ALL_LOCKS, IS_USED_LOCK,
+//     GET_LOCK (also Lock), RELEASE_LOCK, RELEASE_ALL_LOCKS (also Unlock), IS_USED_LOCK,
 //     IS_FREE_LOCK, uses SQL_CALC_FOUND_ROWS, or reads a connection-bound
 //     variable (see connectionBound); SHOW WARNINGS, SHOW ERRORS, SHOW
 //     COUNT(*) …, SHOW PROFILE(S), SHOW STATUS without GLOBAL, SHOW SESSION
@@ -42,9 +42,10 @@ import (
 //     malformed (an unterminated string or comment).
 //
 // Effects: SET (Pin, and AutocommitOff/On for the session's autocommit),
-// USE, CREATE/DROP TEMPORARY TABLE, LOCK, PREPARE, EXECUTE, CALL, HANDLER,
-// GET DIAGNOSTICS, FLUSH, BACKUP, GET_LOCK, SELECT … INTO @var and ':='
-// pin; BEGIN [WORK], START
+// USE, LOCK, PREPARE, EXECUTE, CALL, HANDLER, GET DIAGNOSTICS, FLUSH,
+// BACKUP, SELECT … INTO @var and ':=' pin; GET_LOCK is Lock, RELEASE_LOCK
+// and RELEASE_ALL_LOCKS Unlock, CREATE/DROP TEMPORARY TABLE TempTable;
+// BEGIN [WORK], START
 // TRANSACTION, XA START/BEGIN begin a transaction; COMMIT and ROLLBACK
 // without AND CHAIN or TO, XA COMMIT/ROLLBACK end it. MariaDB's SET
 // STATEMENT … FOR s is classified as s.
@@ -70,6 +71,16 @@ func Classify(sql string) (Class, error) {
 // holdEffects are the effects that keep the session on the primary; they
 // are safe to report when unsure. The others release it.
 const holdEffects = Pin | TxBegin | AutocommitOff
+
+// held is e when unsure of it: the effects that keep the session, with
+// state that lives on one server connection (a lock, a temporary table)
+// pinning it.
+func held(e Effect) Effect {
+	if e&(Lock|TempTable) != 0 {
+		e |= Pin
+	}
+	return e & holdEffects
+}
 
 // interpretations re-reads the text under the other sql_modes, servers
 // and server versions that would cut it differently (see lex.go) and makes
@@ -132,7 +143,7 @@ func interpretations(sql string, first *lexer, c *Class) {
 				}
 				if p.okN > 0 && (p.okKind != Read || p.okEff != 0) {
 					unsure = true
-					c.Effect |= p.okEff & holdEffects
+					c.Effect |= held(p.okEff)
 				}
 			}
 		}
@@ -208,7 +219,7 @@ func (r *pass) endStatement() {
 	}
 	k, e := s.finish(r.lex.src)
 	if r.uncertain {
-		e &= holdEffects
+		e = held(e)
 	}
 	for _, f := range s.funcs {
 		if !slices.Contains(r.funcs, f) {
@@ -450,14 +461,14 @@ func (s *stmt) feed(src string, t token) {
 		case s.depth > s.base || s.aux >= 12:
 			s.ph = phBody
 		case k == kwTemporary:
-			s.eff |= Pin
+			s.eff |= TempTable
 		case k == kwProcedure || k == kwFunction || k == kwTrigger || k == kwEvent || k == kwPackage:
 			s.compound = true
 		}
 		s.aux++
 	case phDrop:
 		if k == kwTemporary {
-			s.eff |= Pin
+			s.eff |= TempTable
 		}
 		s.ph = phBody
 	default:
@@ -489,7 +500,9 @@ func (s *stmt) flags(src string, t token, k, raw kw) {
 			case kwSetval:
 				s.fWrite = true
 			case kwGetLock:
-				s.fSession, s.fPin = true, true
+				s.fSession, s.eff = true, s.eff|Lock
+			case kwReleaseLock, kwReleaseAllLocks:
+				s.fSession, s.eff = true, s.eff|Unlock
 			default:
 				s.fSession = true
 			}
@@ -783,21 +796,23 @@ func splitSysVar(text string) (kw, string) {
 // an answer that belongs to the connection (or its last statement), so
 // that a replica connection would answer something else:
 //
-//   - any variable read with an explicit @@session. or @@local. scope (the
-//     caller asks for its own session's value);
 //   - last_insert_id, identity, insert_id, last_gtid (MariaDB),
 //     warning_count, error_count, in_transaction (MariaDB),
-//     pseudo_thread_id, gtid_next and gtid_owned (MySQL).
+//     pseudo_thread_id, gtid_next and gtid_owned (MySQL);
+//   - the variables a logical connection sets on its primary connection
+//     only (see PrimaryOnlySet: foreign_key_checks, the isolation level,
+//     …), which its replica connections do not have.
 //
-// A quoted name (@@`x`) is treated as connection-bound. Other variables
+// @@session.x and @@local.x read as @@x: both give the session's value,
+// and the session variables a logical connection sets without pinning
+// (time_zone, sql_mode, …) are applied to its replica connections too. A
+// quoted name (@@`x`) is treated as connection-bound. Other variables
 // (@@server_id, @@read_only, @@version, @@global.*, …) are node settings
 // and are safe to read on a replica: there they describe the replica,
 // which is what routing a read there means.
 func connectionBound(text string) bool {
 	scope, name := splitSysVar(text)
 	switch scope {
-	case kwSession, kwLocal:
-		return true
 	case kwGlobal, kwPersist, kwPersistOnly:
 		return false
 	}
@@ -812,7 +827,7 @@ func connectionBound(text string) bool {
 			return true
 		}
 	}
-	return false
+	return primaryOnlyVars[strings.ToLower(name)]
 }
 
 // end follows the words after COMMIT/ROLLBACK:

@@ -70,14 +70,16 @@ func PrimaryOnlySet(sql string) bool {
 	return parseSet(sql, primaryOnlyVars, true, nil)
 }
 
-// Assignment is a session system variable set to a literal value: Name in
-// lower case, Value as the SQL wrote it ('+00:00', 1, DEFAULT).
+// Assignment is a session system variable, or a user variable (its name
+// starting with @), set to a literal value: Name in lower case, Value as
+// the SQL wrote it ('+00:00', 1, DEFAULT).
 type Assignment struct{ Name, Value string }
 
 // ReplayableSet reports whether sql is a single SET statement that sets
 // only session variables of replayVars (time_zone, sql_mode, the
-// character sets of SET NAMES, …) to literal values, and returns the
-// assignments in order. SET NAMES cs [COLLATE c] is returned as the three
+// character sets of SET NAMES, …) and user variables (@v, named as
+// userVarName has them) to literal values, and returns the assignments
+// in order. SET NAMES cs [COLLATE c] is returned as the three
 // character_set_* variables it sets (and collation_connection). Such
 // settings can be applied to every backend connection the logical
 // connection uses, replicas included, instead of pinning it; anything
@@ -158,12 +160,16 @@ func parseSet(sql string, allowed map[string]bool, tx bool, out *[]Assignment) b
 				}
 				name = name[i+1:]
 			}
+		case t.kind == tkUserVar && out != nil && !session:
+			name = userVarName(sql[t.start:t.end]) // replayed as a session variable is
 		default:
-			return false // a user variable, or something else
+			return false // something else
 		}
-		name = strings.ToLower(strings.Trim(name, "`"))
-		if !allowed[name] {
-			return false
+		if name[0] != '@' {
+			name = strings.ToLower(strings.Trim(name, "`"))
+			if !allowed[name] {
+				return false
+			}
 		}
 		if t = l.next(); t.kind != tkEq && t.kind != tkAssign {
 			return false

@@ -37,6 +37,7 @@ const (
 	ReasonStarting                       // replicas not probed yet (the connector just opened): primary
 	ReasonStoredFunction                 // a read calling a stored function that may write: primary
 	ReasonPrimaryAway                    // a read for the primary while it is away: the most advanced replica
+	ReasonTempTable                      // names a temporary table: the connection that has it
 	// NumReasons is the number of reasons, for arrays of counters.
 	NumReasons
 )
@@ -57,6 +58,7 @@ var reasonNames = [NumReasons]string{
 	ReasonStarting:         "starting",
 	ReasonStoredFunction:   "stored-function",
 	ReasonPrimaryAway:      "primary-away",
+	ReasonTempTable:        "temporary-table",
 }
 
 // String returns the reason's name, e.g. "locking-read".

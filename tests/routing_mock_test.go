@@ -619,16 +619,16 @@ func TestMockSessionPinning(t *testing.T) {
 		{"session variable", "SET SESSION sql_mode = 'ANSI'", true},
 		{"set names", "SET NAMES utf8mb4", true},
 		{"use", "USE shop", true},
-		{"temporary table", "CREATE TEMPORARY TABLE tmp (id INT)", true},
 		{"lock tables", "LOCK TABLES t READ", true},
-		{"get_lock", "SELECT GET_LOCK('x', 1)", false},
 		{"prepare", "PREPARE s FROM 'SELECT v FROM t WHERE id = ?'", true},
 		{"assignment in select", "SELECT @v := 1", false},
 		{"select into variable", "SELECT v INTO @v FROM t LIMIT 1", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			mc := newMockCluster(t, 2)
+			// rwshard.resetSession=false: the pin outlives the *sql.Conn,
+			// as on a go-sql-driver connection (the default ends it).
+			mc := newMockCluster(t, 2, rwshard.WithConfig(func(c *rwshard.Config) { c.ResetSession = false }))
 			ctx := context.Background()
 			p := mc.primary()
 			p.expect(tt.pin, tt.exec)
@@ -677,6 +677,45 @@ func TestMockSessionPinning(t *testing.T) {
 			mc.verify()
 		})
 	}
+}
+
+// A named lock and a temporary table live on the primary connection that
+// took or made them: the logical connection keeps that connection, and
+// sends there the statements that release the lock or name the table,
+// while its other reads go to the replicas. As on a go-sql-driver
+// connection, they stay with the logical connection in database/sql's
+// pool, and go with it when database/sql closes it.
+func TestMockLockAndTempTableKeepNotPin(t *testing.T) {
+	mc := newMockCluster(t, 1)
+	ctx := context.Background()
+	p, r := mc.primary(), mc.node("replica1")
+	p.expectRead("SELECT GET_LOCK('x', 1)")
+	p.expectWrite("CREATE TEMPORARY TABLE tmp (id INT)")
+	p.expectRead("SELECT id FROM tmp")
+	p.expectRead("SELECT RELEASE_LOCK('x')")
+	r.expectRead("SELECT v FROM t")
+	r.expectRead("SELECT v FROM t")
+
+	conn := mc.conn(ctx)
+	mc.ranOn(ctx, conn, "primary", "SELECT GET_LOCK('x', 1)", false)
+	assert.Equal(t, mc.busyOnly("primary", 1), mc.busy(), "the lock's connection is kept")
+	mc.ranOn(ctx, conn, "replica1", "SELECT v FROM t", false)
+	mc.ranOn(ctx, conn, "primary", "CREATE TEMPORARY TABLE tmp (id INT)", true)
+	mc.ranOn(ctx, conn, "primary", "SELECT id FROM tmp", false)
+	mc.ranOn(ctx, conn, "replica1", "SELECT v FROM t", false)
+	mc.ranOn(ctx, conn, "primary", "SELECT RELEASE_LOCK('x')", false)
+	assert.Equal(t, mc.busyOnly("primary", 1), mc.busy(), "the temporary table keeps it")
+	require.NoError(t, conn.Close())
+
+	// Its next use keeps the table, and sends its reads to the replicas.
+	r.expectRead("SELECT v FROM t")
+	mc.ranOn(ctx, mc.db, "replica1", "SELECT v FROM t", false)
+	assert.Equal(t, mc.busyOnly("primary", 1), mc.busy(), "the pooled logical connection keeps the table's connection")
+	// Closed by database/sql, it discards that connection, not pooled.
+	opened := p.db.Stats().OpenConnections
+	mc.dropIdle()
+	assert.Equal(t, opened-1, p.db.Stats().OpenConnections, "the connection with the table was discarded")
+	mc.verify()
 }
 
 // A pinned session holds exactly one backend connection of its own: a
@@ -792,7 +831,7 @@ func TestMockBeginTxInsideTextTransaction(t *testing.T) {
 // closes the logical connection: *sql.Conn.Close only pools it again, and
 // its next user is still pinned.
 func TestMockAutocommitOff(t *testing.T) {
-	mc := newMockCluster(t, 2)
+	mc := newMockCluster(t, 2, keepSessions)
 	ctx := context.Background()
 	p := mc.primary()
 	steps := []mockStmt{
@@ -824,8 +863,12 @@ func TestMockAutocommitOff(t *testing.T) {
 	mc.verify()
 }
 
-// An idle logical connection keeps its pinned session, as a go-sql-driver
-// connection in database/sql's pool keeps its session state: IsValid and
+// keepSessions is rwshard.resetSession=false.
+var keepSessions = rwshard.WithConfig(func(c *rwshard.Config) { c.ResetSession = false })
+
+// With rwshard.resetSession=false, an idle logical connection keeps its
+// pinned session, as a go-sql-driver connection in database/sql's pool
+// keeps its session state: IsValid and
 // ResetSession change nothing, so the next user of that logical connection
 // is still pinned to the same backend connection. The session ends when
 // database/sql closes the logical connection (here: over MaxIdleConns, or
@@ -850,7 +893,7 @@ func TestMockPinnedSessionKeptWhenIdle(t *testing.T) {
 		mc.verify()
 	}
 	t.Run("sql.Conn closed", func(t *testing.T) {
-		mc := newMockCluster(t, 1)
+		mc := newMockCluster(t, 1, keepSessions)
 		ctx := context.Background()
 		mc.primary().expectWrite("SET @v = 1")
 		conn := mc.conn(ctx, "SET @v = 1")
@@ -859,7 +902,7 @@ func TestMockPinnedSessionKeptWhenIdle(t *testing.T) {
 		kept(t, mc, mc.dropIdle)
 	})
 	t.Run("db.Exec of a pinning statement", func(t *testing.T) {
-		mc := newMockCluster(t, 1)
+		mc := newMockCluster(t, 1, keepSessions)
 		ctx := context.Background()
 		mc.primary().expectWrite("SET @v = 1")
 		_, err := mc.db.ExecContext(ctx, "SET @v = 1")
@@ -867,7 +910,7 @@ func TestMockPinnedSessionKeptWhenIdle(t *testing.T) {
 		kept(t, mc, mc.dropIdle)
 	})
 	t.Run("text transaction left open", func(t *testing.T) {
-		mc := newMockCluster(t, 1)
+		mc := newMockCluster(t, 1, keepSessions)
 		ctx := context.Background()
 		mc.primary().expectWrite("BEGIN")
 		conn := mc.conn(ctx, "BEGIN")
@@ -875,7 +918,7 @@ func TestMockPinnedSessionKeptWhenIdle(t *testing.T) {
 		kept(t, mc, mc.dropIdle) // still in the transaction
 	})
 	t.Run("db.Close", func(t *testing.T) {
-		mc := newMockCluster(t, 1)
+		mc := newMockCluster(t, 1, keepSessions)
 		ctx := context.Background()
 		mc.primary().expectWrite("SET @v = 1")
 		_, err := mc.db.ExecContext(ctx, "SET @v = 1")

@@ -62,16 +62,11 @@ func run(ctx context.Context, out io.Writer, dsn string) error {
 	if err != nil {
 		return err
 	}
-	// ResetSession: the pinned session shown below ends with its *sql.Conn
-	// instead of staying with the pooled connection (go-sql-driver's way,
-	// rwshard's default), so the later reads are not pinned to the primary.
-	// The DSN says the same with rwshard.resetSession=true.
-	cfg.ResetSession = true
 	c, err := rwshard.NewConnector(cfg)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "cfg, err := rwshard.ParseDSN(%q)\ncfg.ResetSession = true\nc, err := rwshard.NewConnector(cfg)\ndb := sql.OpenDB(c)\n", redact(dsn))
+	fmt.Fprintf(out, "cfg, err := rwshard.ParseDSN(%q)\nc, err := rwshard.NewConnector(cfg)\ndb := sql.OpenDB(c)\n", redact(dsn))
 	db := sql.OpenDB(c)
 	defer db.Close()
 	// The first statements wait for health's first round of probes (at
@@ -198,7 +193,7 @@ func (d *demo) splitting() error {
 }
 
 func (d *demo) transaction() error {
-	fmt.Fprintln(d.out, "\n2. a transaction runs on the primary from BEGIN to COMMIT; session state pins a connection")
+	fmt.Fprintln(d.out, "\n2. a transaction runs on the primary from BEGIN to COMMIT; user variables follow the reads")
 	tx, err := d.db.BeginTx(d.ctx, nil)
 	if err != nil {
 		return err
@@ -229,7 +224,7 @@ func (d *demo) transaction() error {
 	if err := conn.QueryRowContext(d.ctx, "SELECT @greeting, @@server_id").Scan(&greeting, &sid); err != nil {
 		return err
 	}
-	d.show("SET @greeting = 'hello'; SELECT @greeting -- one *sql.Conn", d.node(sid), "session-pinned (@greeting="+greeting+")")
+	d.show("SET @greeting = 'hello'; SELECT @greeting -- one *sql.Conn", d.node(sid), "replica (@greeting="+greeting+", replayed there)")
 	return nil
 }
 
