@@ -97,8 +97,14 @@ type cluster struct {
 	txTracer TxTracer
 
 	// global is the read-your-writes scope of statements whose context
-	// carries no Session: the connector itself.
-	global Session
+	// carries no Session: the process's scope of the cluster once the
+	// probes have named its primary (join), the connector's own (own)
+	// until then.
+	global atomic.Pointer[Session]
+	own    Session
+	joined atomic.Pointer[string] // the identity whose scope global is
+	// positions fetches the primary's position for universal reads.
+	positions positions
 
 	// started: health's first round of probes is done (awaitStart).
 	started atomic.Bool
@@ -151,7 +157,7 @@ func (cl *cluster) counted(reason router.Reason, n *node, stmts, reads, primaryR
 // with one load.
 func (cl *cluster) scope(ctx context.Context) *Session {
 	if !sessionsMade.Load() {
-		return &cl.global
+		return cl.global.Load()
 	}
 	return cl.scopeOf(ctx)
 }
@@ -164,14 +170,46 @@ func (cl *cluster) scopeOf(ctx context.Context) *Session {
 	if s := sessionFrom(ctx); s != nil {
 		return s
 	}
-	return &cl.global
+	return cl.global.Load()
+}
+
+// scopes are the read-your-writes scopes of this process, one per
+// replication cluster, keyed by the identity of its primary (see
+// nodeProbeState.identity): every *sql.DB opened on a cluster shares it,
+// whatever the rest of its DSN says, so that a second handle (a second
+// gorm.Open, a migration tool beside the service) reads the first one's
+// writes.
+// Process-wide by what it is; a cluster's entry lives as long as the
+// process, and a process talks to few clusters.
+var scopes sync.Map // string → *Session
+
+// join makes the scope of the cluster whose primary is n the connector's
+// scope, once n's identity is known, bringing into it what the
+// connector's scope held. A switchover joins the new primary's scope the
+// same way: the GTIDs carry over.
+func (cl *cluster) join(n *node) {
+	id := n.identity.Load()
+	if id == nil {
+		return
+	}
+	if cur := cl.joined.Load(); cur != nil && *cur == *id {
+		return
+	}
+	v, _ := scopes.LoadOrStore(*id, &Session{})
+	shared := v.(*Session)
+	cl.own.next.Store(shared) // from now on, what the connector's scope records reaches shared too
+	old := cl.global.Swap(shared)
+	cl.joined.Store(id)
+	if old != shared {
+		shared.absorb(old)
+	}
 }
 
 // partOf is the part of session s that holds this cluster's writes:
 // Config.DataSource's, or, for the connector's own scope (its cluster's
 // alone), the unnamed one.
 func (cl *cluster) partOf(s *Session) string {
-	if s == &cl.global {
+	if s == cl.global.Load() || s == &cl.own {
 		return ""
 	}
 	return cl.cfg.DataSource

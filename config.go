@@ -57,6 +57,12 @@ const (
 	// own OK packet (MariaDB session tracking): no statement is added
 	// (docs/consistency.md).
 	ConsistencyCausal Consistency = "causal"
+	// Universal: a read sees every write acknowledged before it began, by
+	// any process: it needs a position of the primary taken after it
+	// began (reads arriving together share one fetch), then a replica
+	// that has it, as a causal read does. One primary round trip per
+	// batch of reads, and a wait on the replica (docs/consistency.md).
+	ConsistencyUniversal Consistency = "universal"
 )
 
 // CausalWait says how a causal read finds a replica that has the GTID.

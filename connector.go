@@ -162,6 +162,7 @@ func newCluster(cfg *Config) (*cluster, error) {
 		weighted:   cfg.Policy == nil && cfg.Balance == "weighted",
 	}
 	cl.txTracer, _ = cfg.Tracer.(TxTracer)
+	cl.global.Store(&cl.own)
 	cl.report, cl.ryw = cfg.Tracer != nil || cfg.RouteLog, cfg.Consistency != ConsistencyEventual
 	cl.replay = len(cfg.dbs) == 0
 	for _, f := range cfg.ReplicaFunctions {

@@ -68,7 +68,7 @@
 //	rwshard.maxIdleConns        per node                                 16
 //	rwshard.stmtCacheSize       prepared statements per connection       256
 //	rwshard.classifierCacheSize                                          4096
-//	rwshard.consistency         eventual, session, causal                causal (OpenDB: eventual)
+//	rwshard.consistency         eventual, session, causal, universal     causal (OpenDB: eventual)
 //	rwshard.sessionWindow       session reads on the primary after a
 //	                            write, when no replica horizon is known  2s
 //	rwshard.causalWait          wait (MASTER_GTID_WAIT on a replica),

@@ -273,7 +273,7 @@ var params = []param{
 	{name: "connMaxIdleTime", field: func(c *Config) any { return &c.ConnMaxIdleTime }},
 	{name: "connMaxLifetime", field: func(c *Config) any { return &c.ConnMaxLifetime }},
 	{name: "connectTimeout", field: func(c *Config) any { return &c.ConnectTimeout }},
-	{name: "consistency", field: func(c *Config) any { return (*string)(&c.Consistency) }, one: []string{"eventual", "session", "causal"}},
+	{name: "consistency", field: func(c *Config) any { return (*string)(&c.Consistency) }, one: []string{"eventual", "session", "causal", "universal"}},
 	{name: "driverLog", field: func(c *Config) any { return (*string)(&c.DriverLog) }, one: []string{"stderr", "slog", "off"}},
 	{name: "failAfter", field: func(c *Config) any { return &c.FailAfter }},
 	{name: "fallback", field: func(c *Config) any { return (*string)(&c.Fallback) }, one: []string{"primary", "error"}},

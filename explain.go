@@ -272,7 +272,7 @@ func describeConsistency(cfg *Config, f readFilter) string {
 	case cfg.Consistency == ConsistencyEventual:
 		return "eventual: any healthy replica within the lag limit"
 	case !f.gtid.IsZero():
-		return "causal: replicas that applied GTID " + f.gtid.String()
+		return string(cfg.Consistency) + ": replicas that applied GTID " + f.gtid.String()
 	case !f.since.IsZero():
 		return fmt.Sprintf("%s: last write %s ago; replicas with data as of it", cfg.Consistency,
 			time.Since(f.since).Round(time.Millisecond))

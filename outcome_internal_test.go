@@ -123,7 +123,7 @@ func TestWriteRowsBrokenRecorded(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, rows.Next(make([]driver.Value, len(rows.Columns()))))
 		assert.ErrorIs(t, rows.Close(), c.err)
-		assert.Equal(t, c.wrote, !cn.cl.global.LastWrite().IsZero(), "rows closed with %v: recorded", c.err)
+		assert.Equal(t, c.wrote, !cn.cl.global.Load().LastWrite().IsZero(), "rows closed with %v: recorded", c.err)
 		dc.Close()
 		cn.Close()
 	}

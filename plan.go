@@ -241,10 +241,18 @@ func (c *conn) filter(ctx context.Context, h hint.Hint) readFilter {
 	}
 	s := c.scope(ctx)
 	name := c.cl.partOf(s)
-	causal := cfg.Consistency == ConsistencyCausal
+	causal := cfg.Consistency != ConsistencySession
 	var unknown bool
 	f.since, f.gtid, unknown = s.rule(name)
-	if causal && unknown && c.cl.position(ctx, s, name) {
+	switch {
+	case cfg.Consistency == ConsistencyUniversal:
+		// Every write acknowledged anywhere before the read began is in
+		// a position of the primary fetched after it began. Without one
+		// (the primary is away) the scope's own writes still bind.
+		if g, ok := c.cl.freshPosition(ctx); ok {
+			f.gtid = f.gtid.Union(g)
+		}
+	case causal && unknown && c.cl.position(ctx, s, name):
 		// A write's GTID is unknown: the primary's position, read now on
 		// a connection of its own, covers it.
 		f.since, f.gtid, _ = s.rule(name)

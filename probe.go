@@ -49,6 +49,9 @@ func (cl *cluster) probe(ctx context.Context, i int) (health.Reading, error) {
 		// error carries it is not taken for its caller's deadline.
 		err = fmt.Errorf("no answer within rwshard.probeTimeout (%s)", cl.cfg.ProbeTimeout)
 	}
+	if err == nil && !r.Replica && !r.ReadOnly {
+		cl.join(cl.nodes[i])
+	}
 	return r, err
 }
 
@@ -98,14 +101,17 @@ func (cl *cluster) probeNode(ctx context.Context, i int) (health.Reading, error)
 // probeOn is the probe on conn.
 func (cl *cluster) probeOn(ctx context.Context, conn *sql.Conn, n *node, multi bool) (health.Reading, error) {
 	if n.flavor.Load() == flavorUnknown {
-		var version string
-		if err := conn.QueryRowContext(ctx, "SELECT @@version").Scan(&version); err != nil {
+		var version, host string
+		var port, serverID int64
+		if err := conn.QueryRowContext(ctx, "SELECT @@version, @@hostname, @@port, @@server_id").Scan(&version, &host, &port, &serverID); err != nil {
 			return health.Reading{}, err
 		}
 		f := flavorMySQL
 		if strings.Contains(strings.ToLower(version), "mariadb") {
 			f = flavorMariaDB
 		}
+		id := fmt.Sprintf("%s %s:%d/%d", cl.reachedAt(n), host, port, serverID)
+		n.identity.Store(&id)
 		n.flavor.Store(f)
 	}
 	for {
@@ -308,9 +314,26 @@ func (cl *cluster) beat(ctx context.Context) error {
 	return err
 }
 
+// reachedAt names how this process reaches n: its address, or the handle
+// given to OpenDB. Part of n's identity, since servers of two clusters
+// can name themselves alike (the same container image and server_id in
+// two namespaces); the same address in one process is the same server.
+func (cl *cluster) reachedAt(n *node) string {
+	if n.db != nil {
+		return fmt.Sprintf("handle(%p)", n.db)
+	}
+	nc := cl.cfg.Nodes[n.index]
+	return sameServer(nc.Net, nc.Addr)
+}
+
 // nodeProbeState is per-node probe memory.
 type nodeProbeState struct {
-	flavor          atomic.Int32
+	flavor atomic.Int32
+	// identity is how this process reaches the server (reachedAt) and
+	// the server's own name for itself (@@hostname:@@port/@@server_id),
+	// read with its flavor: the key of its cluster's read-your-writes
+	// scope in this process (scopes).
+	identity        atomic.Pointer[string]
 	oldShow         atomic.Bool // the server does not know SHOW REPLICA STATUS
 	noReplicaStatus atomic.Bool // the user may not run it (see probeOnce)
 	held            heldProbe   // the probes' connection, on nodes rwshard opened

@@ -2,6 +2,8 @@ package rwshard
 
 import (
 	"context"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rwshard/rwshard/health"
@@ -95,29 +97,106 @@ func (cl *cluster) unsure(s *Session) {
 // GTIDs stay as they were (a read follows the time rule for a write whose
 // GTID is unknown).
 func (cl *cluster) position(ctx context.Context, s *Session, name string) bool {
+	asOf := time.Now()
+	g, ok := cl.primaryPosition(ctx)
+	if ok {
+		s.gtidOf(name, g, asOf)
+	}
+	return ok
+}
+
+// primaryPosition reads the primary's whole GTID position, on a connection
+// of its own; false when the primary is away or does not answer, or has
+// no position.
+func (cl *cluster) primaryPosition(ctx context.Context) (health.GTIDSet, bool) {
 	p := cl.primary()
 	if !p.h.Up() {
-		return false // reads go on while the primary is away
+		return health.GTIDSet{}, false // reads go on while the primary is away
 	}
 	q := "SELECT @@global.gtid_binlog_pos"
 	if p.flavor.Load() == flavorMySQL {
 		q = "SELECT @@global.gtid_executed"
 	}
-	asOf := time.Now()
 	b, err := p.acquire(ctx, "")
 	if err != nil {
-		return false
+		return health.GTIDSet{}, false
 	}
+	cl.positions.queries.Add(1)
 	v, err := queryValue(ctx, b.dc, q, nil)
 	b.release(isBadConn(err))
 	if err != nil {
-		return false
+		return health.GTIDSet{}, false
 	}
 	text, _ := v.(string)
 	g, err := health.ParseGTID(text)
 	if err != nil || g.IsZero() {
-		return false
+		return health.GTIDSet{}, false
 	}
-	s.gtidOf(name, g, asOf)
-	return true
+	return g, true
+}
+
+// positions fetches the primary's current GTID position for universal
+// reads (ConsistencyUniversal), one fetch for many reads: a read that
+// arrives while a fetch is in flight waits for the next one, which starts
+// when that one ends, since the fetch in flight may have been sent before
+// the read began and so miss a write acknowledged before it. The primary
+// sees at most one position query in flight per connector, whatever the
+// read rate.
+type positions struct {
+	mu       sync.Mutex
+	inflight bool
+	next     *posFetch     // the fetch the reads arriving now wait for
+	queries  atomic.Uint64 // sent, causal reads' included (Stats.PositionQueries)
+}
+
+// posFetch is one fetch of the primary's position and the reads waiting
+// for it.
+type posFetch struct {
+	done chan struct{}
+	pos  health.GTIDSet
+	ok   bool
+}
+
+// freshPosition returns a position of the primary taken after the call
+// began; false when the primary did not answer within ProbeTimeout or
+// ctx ended.
+func (cl *cluster) freshPosition(ctx context.Context) (health.GTIDSet, bool) {
+	ps := &cl.positions
+	ps.mu.Lock()
+	f := ps.next
+	if f == nil {
+		f = &posFetch{done: make(chan struct{})}
+		ps.next = f
+	}
+	if !ps.inflight {
+		ps.inflight, ps.next = true, nil
+		go cl.fetchPositions(f)
+	}
+	ps.mu.Unlock()
+	select {
+	case <-f.done:
+		return f.pos, f.ok
+	case <-ctx.Done():
+		return health.GTIDSet{}, false
+	}
+}
+
+// fetchPositions runs fetch f, then each fetch that reads queued while it
+// ran, one at a time.
+func (cl *cluster) fetchPositions(f *posFetch) {
+	ps := &cl.positions
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), cl.cfg.ProbeTimeout)
+		f.pos, f.ok = cl.primaryPosition(ctx)
+		cancel()
+		close(f.done)
+		ps.mu.Lock()
+		if f = ps.next; f == nil {
+			ps.inflight = false
+			ps.mu.Unlock()
+			return
+		}
+		ps.next = nil
+		ps.mu.Unlock()
+	}
 }

@@ -39,6 +39,11 @@ type Session struct {
 	// wrote with the writes of every data source in one part: it stands
 	// for every data source that has no part of its own yet.
 	shared bool
+	// next, set on a connector's own scope when the connector joins its
+	// cluster's scope in the process (cluster.join), receives every write
+	// recorded here after that: a transaction that began before the join
+	// records its commit in the scope it began in.
+	next atomic.Pointer[Session]
 }
 
 // sessionPart is what a session wrote on one replication cluster.
@@ -111,7 +116,6 @@ func ResumeSession(ctx context.Context, token string) (context.Context, error) {
 // acknowledged before it.
 func (s *Session) wroteOn(name string, t time.Time, gtid health.GTIDSet) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	p := s.part(name, true)
 	if t.After(p.written) {
 		p.written = t
@@ -120,6 +124,31 @@ func (s *Session) wroteOn(name string, t time.Time, gtid health.GTIDSet) {
 		p.unknown = t
 	}
 	p.gtid = p.gtid.Union(gtid)
+	s.mu.Unlock()
+	if n := s.next.Load(); n != nil {
+		n.wroteOn(name, t, gtid)
+	}
+}
+
+// absorb adds what from recorded, part by part, to s: the later write
+// time, the union of the GTIDs, the later unknown.
+func (s *Session) absorb(from *Session) {
+	from.mu.Lock()
+	own := from.own
+	parts := slices.Clone(from.parts)
+	from.mu.Unlock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, p := range append(parts, own) {
+		q := s.part(p.name, true)
+		if p.written.After(q.written) {
+			q.written = p.written
+		}
+		if p.unknown.After(q.unknown) {
+			q.unknown = p.unknown
+		}
+		q.gtid = q.gtid.Union(p.gtid)
+	}
 }
 
 // gtidOf adds a primary's whole position, read from asOf on, to cluster

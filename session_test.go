@@ -107,7 +107,7 @@ func TestClusterPartOf(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { c.Close() })
 	assert.Equal(t, "ds_0", c.cl.partOf(&Session{}))
-	assert.Equal(t, "", c.cl.partOf(&c.cl.global))
+	assert.Equal(t, "", c.cl.partOf(c.cl.global.Load()))
 	assert.Equal(t, "", keyedConnector(t, nil).cl.partOf(&Session{}))
 }
 

@@ -360,7 +360,7 @@ func TestShortPathWriteSession(t *testing.T) {
 	require.True(t, ps.shortRoute(ctx, len(a)) != nil, "short path")
 	_, err = ps.ExecContext(ctx, a)
 	require.NoError(t, err)
-	assert.True(t, c.pendingWrite && c.pendingSess == &c.cl.global, "recorded in the connector's scope")
+	assert.True(t, c.pendingWrite && c.pendingSess == c.cl.global.Load(), "recorded in the connector's scope")
 
 	sctx := WithSession(ctx)
 	a = checkedArgs(t, c, 3, 7)

@@ -73,6 +73,10 @@ type Stats struct {
 	Pinned int64
 	// Fallbacks: reads sent to the primary because no replica qualified.
 	Fallbacks uint64
+	// PositionQueries: reads of the primary's GTID position for
+	// read-your-writes (a universal read's, shared by the reads that
+	// arrive together; a causal read's after a write of unknown GTID).
+	PositionQueries uint64
 	// Retries made and refused by the retry budget.
 	Retries, RetriesRefused uint64
 	// Transactions replayed after their connection was lost, and those
@@ -144,6 +148,7 @@ func (cl *cluster) addStats(s *Stats) {
 	s.PrimaryReads += cl.primaryReads.Load()
 	s.Pinned += cl.pinned.Load()
 	s.Fallbacks += cl.routes[router.ReasonNoHealthyReplica].Load()
+	s.PositionQueries += cl.positions.queries.Load()
 	s.Replays += cl.replays.done.Load()
 	s.ReplaysRefused += cl.replays.refused.Load()
 	r, refused := cl.budget.Counts()

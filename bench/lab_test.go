@@ -1,6 +1,7 @@
 package bench_test
 
 import (
+	"os"
 	"testing"
 
 	"github.com/rwshard/rwshard/internal/lab"
@@ -10,7 +11,13 @@ import (
 // rwLab is the primary + 2 replicas lab of the benchmarks.
 var rwLab = labtest.NewShared(lab.RW())
 
-func TestMain(m *testing.M) { labtest.Main(m, rwLab) }
+func TestMain(m *testing.M) {
+	if dsn := os.Getenv(writerEnv); dsn != "" {
+		runWriter(dsn) // BenchmarkUniversal's second process
+		return
+	}
+	labtest.Main(m, rwLab)
+}
 
 var (
 	labDSN = labtest.DSN

@@ -39,6 +39,7 @@ type Collector struct {
 	primaryReads    *prometheus.Desc
 	pinned          *prometheus.Desc
 	fallbacks       *prometheus.Desc
+	positionQueries *prometheus.Desc
 	retries         *prometheus.Desc
 	retriesRefused  *prometheus.Desc
 
@@ -132,6 +133,8 @@ func NewCollector(c *rwshard.Connector, opts ...Option) *Collector {
 		"Logical connections pinned to their primary connection now by session state that cannot be replayed (USE, PREPARE, LOCK TABLES, …).", nil)
 	col.fallbacks = col.desc("fallbacks_total",
 		"Reads sent to the primary because no replica qualified.", nil)
+	col.positionQueries = col.desc("position_queries_total",
+		"Reads of the primary's GTID position for read-your-writes (universal reads share them).", nil)
 	col.retries = col.desc("retries_total",
 		"Failed reads retried on another node within the retry budget.", nil)
 	col.retriesRefused = col.desc("retries_refused_total",
@@ -176,7 +179,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{
 		c.queries, c.routes, c.nodeErrors, c.nodeReadRetries,
 		c.nodeUp, c.nodeFenced, c.nodePrimary, c.replicaLag, c.nodeInFlight, c.nodeLatency,
-		c.reads, c.primaryReads, c.pinned, c.fallbacks, c.retries, c.retriesRefused,
+		c.reads, c.primaryReads, c.pinned, c.fallbacks, c.positionQueries, c.retries, c.retriesRefused,
 		c.duration, c.serverErrors, c.waits, c.waitTimeouts, c.waitSeconds,
 		c.poolOpen, c.poolInUse, c.poolIdle, c.poolWaits, c.poolWaitSecs,
 		c.stmtHits, c.stmtMisses, c.stmtEvictions, c.events,
@@ -230,6 +233,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	send(ch, c.primaryReads, prometheus.CounterValue, float64(s.PrimaryReads))
 	send(ch, c.pinned, prometheus.GaugeValue, float64(s.Pinned))
 	send(ch, c.fallbacks, prometheus.CounterValue, float64(s.Fallbacks))
+	send(ch, c.positionQueries, prometheus.CounterValue, float64(s.PositionQueries))
 	send(ch, c.retries, prometheus.CounterValue, float64(s.Retries))
 	send(ch, c.retriesRefused, prometheus.CounterValue, float64(s.RetriesRefused))
 }

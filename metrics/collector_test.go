@@ -63,6 +63,7 @@ func TestScrape(t *testing.T) {
 	wantSample(t, fams, "rwshard_reads_total", nil, reads+1)
 	wantSample(t, fams, "rwshard_primary_reads_total", nil, 1)
 	wantSample(t, fams, "rwshard_fallbacks_total", nil, 0)
+	wantSample(t, fams, "rwshard_position_queries_total", nil, 0)
 	wantSample(t, fams, "rwshard_retries_total", nil, 0)
 	wantSample(t, fams, "rwshard_retries_refused_total", nil, 0)
 
@@ -143,7 +144,7 @@ func TestScrape(t *testing.T) {
 			t.Errorf("%s: help %q, want one sentence", name, h)
 		}
 	}
-	if got, want := len(fams), 28; got != want { // 30 less the lag and server errors
+	if got, want := len(fams), 29; got != want { // 31 less the lag and server errors
 		t.Errorf("%d metric families, want %d", got, want)
 	}
 }

@@ -46,6 +46,7 @@
 //	rwshard_reads_total                                 counter    plain reads, wherever they ran
 //	rwshard_primary_reads_total                         counter    plain reads the primary served
 //	rwshard_fallbacks_total                             counter    reads sent to the primary as no replica qualified
+//	rwshard_position_queries_total                      counter    reads of the primary's GTID position (universal, causal)
 //	rwshard_retries_total                               counter    failed reads retried within the retry budget
 //	rwshard_retries_refused_total                       counter    failed reads the retry budget did not retry
 //	rwshard_events_total{kind}                          counter    health and routing events by kind (node-down, split-brain, …)

@@ -116,7 +116,7 @@ func TestMockExplainNoHealthyReplica(t *testing.T) {
 	defer replica.Close()
 	pmock.MatchExpectationsInOrder(false)
 	for range 3 { // the primary's probes, answered enough to look writable
-		pmock.ExpectQuery("SELECT @@version").WillReturnRows(sqlmock.NewRows([]string{"v"}).AddRow("10.11.19-MariaDB"))
+		pmock.ExpectQuery("SELECT @@version").WillReturnRows(sqlmock.NewRows([]string{"v", "h", "p", "s"}).AddRow("10.11.19-MariaDB", "db1", 3306, 1))
 		pmock.ExpectQuery("SELECT @@read_only").WillReturnRows(sqlmock.NewRows([]string{"a", "b", "c"}).AddRow(0, "0-1-5", ""))
 		pmock.ExpectQuery("SHOW REPLICA STATUS").WillReturnRows(sqlmock.NewRows([]string{"x"}))
 	}

@@ -1,0 +1,145 @@
+package rwshard_test
+
+import (
+	"context"
+	"database/sql"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/rwshard/rwshard"
+	"github.com/rwshard/rwshard/internal/assert"
+	"github.com/rwshard/rwshard/internal/lab"
+	"github.com/rwshard/rwshard/internal/lab/labtest"
+	"github.com/rwshard/rwshard/internal/require"
+)
+
+// staleReads writes rows with write and reads each back at once through
+// db, n times; it returns the reads that did not find their row and
+// those a replica served.
+func staleReads(t *testing.T, l *lab.Lab, db *sql.DB, n int, write func(ctx context.Context, id int) error) (stale, onReplica int) {
+	t.Helper()
+	ctx := labtest.Ctx(t, 2*time.Minute)
+	for id := 1; id <= n; id++ {
+		require.NoError(t, write(ctx, id))
+		var found, sid int64
+		require.NoError(t, db.QueryRowContext(ctx, "SELECT COUNT(*), @@server_id FROM scope52 WHERE id = ?", id).Scan(&found, &sid))
+		if found == 0 {
+			stale++
+		}
+		if sid != int64(l.Primary().ServerID) {
+			onReplica++
+		}
+	}
+	return stale, onReplica
+}
+
+// Every handle a process opens on a cluster reads the writes of the
+// others, as a second gorm.Open or a migration tool beside the service
+// expects: they share one read-your-writes scope, found by the primary's
+// identity and not by the DSN's text (the third handle's differs). Before,
+// most reads through the second handle right after a write through the
+// first were stale, with the replicas under a millisecond behind.
+func TestLabHandlesShareTheirScope(t *testing.T) {
+	l := rwLab.Get(t)
+	setup(t, l, "CREATE TABLE IF NOT EXISTS scope52 (id INT PRIMARY KEY)", "TRUNCATE scope52")
+	dsn := labtest.PlainDSN(l, "")
+	first, err := sql.Open(rwshard.DriverName, dsn)
+	require.NoError(t, err)
+	defer first.Close()
+	second, err := sql.Open(rwshard.DriverName, dsn)
+	require.NoError(t, err)
+	defer second.Close()
+	third, err := sql.Open(rwshard.DriverName, labtest.PlainDSN(l, "rwshard.probeInterval=500ms&parseTime=true"))
+	require.NoError(t, err)
+	defer third.Close()
+
+	write := func(ctx context.Context, id int) error {
+		_, err := first.ExecContext(ctx, "INSERT INTO scope52 VALUES (?)", id)
+		return err
+	}
+	stale, onReplica := staleReads(t, l, second, 300, write)
+	assert.Equal(t, 0, stale, "stale reads through the second handle")
+	t.Logf("second handle: %d of 300 reads on a replica", onReplica)
+
+	setup(t, l, "TRUNCATE scope52")
+	stale, _ = staleReads(t, l, third, 100, write)
+	assert.Equal(t, 0, stale, "stale reads through a handle with another DSN")
+}
+
+// ConsistencyUniversal: a read sees every write acknowledged before it
+// began, by any program. The writer here is go-sql-driver on the primary
+// alone, as another service would be; the replicas apply a second late.
+// Causal reads through rwshard know nothing of those writes and read stale
+// rows; universal reads wait for the primary's position on a replica, or
+// go to the primary, and find each row.
+func TestLabUniversalSeesOtherWriters(t *testing.T) {
+	l := rwLab.Get(t)
+	ctx := labtest.Ctx(t, 2*time.Minute)
+	setup(t, l, "CREATE TABLE IF NOT EXISTS scope52 (id INT PRIMARY KEY)", "TRUNCATE scope52")
+	other, err := sql.Open("mysql", l.Primary().DSN(""))
+	require.NoError(t, err)
+	defer other.Close()
+	id := 0
+	write := func(ctx context.Context, _ int) error {
+		id++
+		_, err := other.ExecContext(ctx, "INSERT INTO scope52 VALUES (?)", id)
+		return err
+	}
+	read := func(db *sql.DB, n int) (stale int) {
+		for range n {
+			require.NoError(t, write(ctx, 0))
+			var found int
+			require.NoError(t, db.QueryRowContext(ctx, "SELECT COUNT(*) FROM scope52 WHERE id = ?", id).Scan(&found))
+			if found == 0 {
+				stale++
+			}
+		}
+		return stale
+	}
+	universal := labtest.OpenPlain(t, l, "rwshard.consistency=universal")
+	causal := labtest.OpenPlain(t, l, "")
+
+	stale := read(universal, 300)
+	assert.Equal(t, 0, stale, "universal reads right after another program's writes, replicas current")
+
+	require.NoError(t, l.Sync(ctx, 10*time.Second))
+	for _, r := range l.Replicas() {
+		require.NoError(t, l.Lag(ctx, r, time.Second))
+		t.Cleanup(func() { _ = l.Lag(context.Background(), r, 0) })
+	}
+	assert.Equal(t, 0, read(universal, 10), "universal reads with the replicas a second behind")
+	assert.Equal(t, 10, read(causal, 10), "causal reads with the replicas a second behind: the other program's writes are not the scope's")
+}
+
+// Universal reads that arrive together share the primary's position: at
+// 32 readers the primary sees far fewer position queries than reads.
+func TestLabUniversalSharesPositionFetches(t *testing.T) {
+	l := rwLab.Get(t)
+	ctx := labtest.Ctx(t, time.Minute)
+	cfg, err := rwshard.ParseDSN(labtest.PlainDSN(l, "rwshard.consistency=universal"))
+	require.NoError(t, err)
+	c, err := rwshard.NewConnector(cfg)
+	require.NoError(t, err)
+	db := sql.OpenDB(c)
+	defer db.Close()
+	var reads atomic.Int64
+	var wg sync.WaitGroup
+	for range 32 {
+		wg.Go(func() {
+			for range 50 {
+				var one int
+				if err := db.QueryRowContext(ctx, "SELECT 1").Scan(&one); err != nil {
+					t.Errorf("read: %v", err)
+					return
+				}
+				reads.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	fetches := int64(c.Stats().PositionQueries)
+	t.Logf("%d position queries for %d reads", fetches, reads.Load())
+	assert.True(t, fetches > 0 && fetches*2 < reads.Load(), "%d position queries for %d reads", fetches, reads.Load())
+}
