@@ -178,10 +178,19 @@ func (cl *cluster) scopeOf(ctx context.Context) *Session {
 // nodeProbeState.identity): every *sql.DB opened on a cluster shares it,
 // whatever the rest of its DSN says, so that a second handle (a second
 // gorm.Open, a migration tool beside the service) reads the first one's
-// writes.
-// Process-wide by what it is; a cluster's entry lives as long as the
-// process, and a process talks to few clusters.
-var scopes sync.Map // string → *Session
+// writes. A scope lives while a connector uses it: a cluster rebuilt later
+// at the same address, with the same names, numbers its GTIDs afresh and
+// must not inherit the old one's.
+var scopes struct {
+	mu sync.Mutex
+	m  map[string]*sharedScope
+}
+
+// sharedScope is one entry of scopes.
+type sharedScope struct {
+	s     *Session
+	users int // connectors joined to it
+}
 
 // join makes the scope of the cluster whose primary is n the connector's
 // scope, once n's identity is known, bringing into it what the
@@ -195,13 +204,42 @@ func (cl *cluster) join(n *node) {
 	if cur := cl.joined.Load(); cur != nil && *cur == *id {
 		return
 	}
-	v, _ := scopes.LoadOrStore(*id, &Session{})
-	shared := v.(*Session)
-	cl.own.next.Store(shared) // from now on, what the connector's scope records reaches shared too
-	old := cl.global.Swap(shared)
-	cl.joined.Store(id)
-	if old != shared {
-		shared.absorb(old)
+	scopes.mu.Lock()
+	defer scopes.mu.Unlock()
+	if scopes.m == nil {
+		scopes.m = map[string]*sharedScope{}
+	}
+	e := scopes.m[*id]
+	if e == nil {
+		e = &sharedScope{s: &Session{}}
+		scopes.m[*id] = e
+	}
+	e.users++
+	if cur := cl.joined.Swap(id); cur != nil {
+		leaveScope(*cur)
+	}
+	cl.own.next.Store(e.s) // from now on, what the connector's scope records reaches e.s too
+	if old := cl.global.Swap(e.s); old != e.s {
+		e.s.absorb(old)
+	}
+}
+
+// leave gives up the connector's place in its shared scope, when it closes.
+func (cl *cluster) leave() {
+	scopes.mu.Lock()
+	defer scopes.mu.Unlock()
+	if cur := cl.joined.Swap(nil); cur != nil {
+		leaveScope(*cur)
+	}
+}
+
+// leaveScope counts one connector out of scope id, and forgets the scope
+// when none is left. scopes.mu is held.
+func leaveScope(id string) {
+	if e := scopes.m[id]; e != nil {
+		if e.users--; e.users == 0 {
+			delete(scopes.m, id)
+		}
 	}
 }
 

@@ -230,6 +230,7 @@ func newCluster(cfg *Config) (*cluster, error) {
 // close stops the monitor and closes the pools rwshard opened.
 func (cl *cluster) close() error {
 	cl.mon.Close()
+	cl.leave() // no probe joins a scope after the monitor stopped
 	return closeNodes(cl.nodes)
 }
 

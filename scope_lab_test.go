@@ -3,6 +3,7 @@ package rwshard_test
 import (
 	"context"
 	"database/sql"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -142,4 +143,44 @@ func TestLabUniversalSharesPositionFetches(t *testing.T) {
 	fetches := int64(c.Stats().PositionQueries)
 	t.Logf("%d position queries for %d reads", fetches, reads.Load())
 	assert.True(t, fetches > 0 && fetches*2 < reads.Load(), "%d position queries for %d reads", fetches, reads.Load())
+}
+
+// A process's scope of a cluster lives while a connector uses it: once
+// every handle on the cluster is closed, the next one starts empty, so a
+// cluster rebuilt at the same address (a lab on the same ports, a
+// container recreated) does not inherit GTIDs it will never reach.
+func TestLabScopeEndsWithItsConnectors(t *testing.T) {
+	l := rwLab.Get(t)
+	ctx := labtest.Ctx(t, time.Minute)
+	setup(t, l, "CREATE TABLE IF NOT EXISTS scope52 (id INT PRIMARY KEY)", "TRUNCATE scope52")
+	consistency := func(db *sql.DB) string {
+		t.Helper()
+		p, err := rwshard.Explain(ctx, db, "SELECT id FROM scope52")
+		require.NoError(t, err)
+		return p.Consistency
+	}
+	// The primary behind a proxy of this test's own: an address, and so a
+	// scope, no other test's handle shares.
+	hosts := []string{"tcp(" + labtest.Proxy(t, l.Primary().Addr()).Addr() + ")"}
+	for _, r := range l.Replicas() {
+		hosts = append(hosts, "tcp("+r.Addr()+")")
+	}
+	dsn := lab.PlainUser + ":" + lab.PlainPassword + "@" + strings.Join(hosts, ",") + "/" + lab.AppDatabase
+	open := func() *sql.DB {
+		db, err := sql.Open(rwshard.DriverName, dsn)
+		require.NoError(t, err)
+		labtest.WaitReady(t, db)
+		return db
+	}
+	first, second := open(), open()
+	_, err := first.ExecContext(ctx, "INSERT INTO scope52 VALUES (1)")
+	require.NoError(t, err)
+	assert.Contains(t, consistency(second), "replicas that applied GTID", "the second handle shares the first's write")
+	require.NoError(t, first.Close())
+	assert.Contains(t, consistency(second), "replicas that applied GTID", "a handle still open keeps the scope")
+	require.NoError(t, second.Close())
+
+	third := open()
+	defer third.Close()
+	assert.Contains(t, consistency(third), "no write in this session", "a scope no connector uses is gone")
 }
