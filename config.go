@@ -274,6 +274,10 @@ type Config struct {
 	// checked by Connector.ResumeSession, so that a client carrying its
 	// token cannot edit it. A secret: keep it out of logs and DSNs.
 	SessionKey []byte
+	// UnsignedTokens lets a connector without a SessionKey make and
+	// resume unsigned session tokens: for tokens that never pass through
+	// a client's hands. Anyone who holds such a token can edit it.
+	UnsignedTokens bool
 
 	// TxReplay replays a BeginTx transaction whose connection is lost
 	// before COMMIT (a crash, a broken network, a switchover) on the new

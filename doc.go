@@ -34,7 +34,8 @@
 // needs it.
 //
 // Read-your-writes has a scope: the Session in the context
-// (WithSession, ResumeSession), else the connector itself. In a sharded
+// (WithSession, Connector.ResumeSession), else the process's scope of the
+// cluster, shared by every connector on it. In a sharded
 // connector every data source is a replication cluster of its own, with
 // GTIDs of its own (usually all in domain 0), so a Session keeps its
 // writes per data source: a read of one data source waits only for the

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -21,19 +22,25 @@ import (
 // is atomic counters on the statement path, no allocation, no lock but on
 // the first occurrence of a server error number.
 
-// LatencyBounds are the upper bounds of the latency histograms' buckets
-// (Prometheus' "le"); a last, unbounded bucket follows.
-var LatencyBounds = []time.Duration{
+// latencyBounds are the upper bounds of the latency histograms' buckets
+// (Prometheus' "le"); a last, unbounded bucket follows. An array, so that
+// nothing can change the bounds the histograms were sized by.
+var latencyBounds = [...]time.Duration{
 	500 * time.Microsecond, time.Millisecond, 2500 * time.Microsecond, 5 * time.Millisecond,
 	10 * time.Millisecond, 25 * time.Millisecond, 50 * time.Millisecond, 100 * time.Millisecond,
 	250 * time.Millisecond, 500 * time.Millisecond, time.Second, 2500 * time.Millisecond,
 	5 * time.Second, 10 * time.Second,
 }
 
-// histogram counts latencies in LatencyBounds buckets.
+// LatencyBounds returns the upper bounds of the latency histograms'
+// buckets (Prometheus' "le"), 0.5 ms to 10 s; a last, unbounded bucket
+// follows. The slice is the caller's.
+func LatencyBounds() []time.Duration { return slices.Clone(latencyBounds[:]) }
+
+// histogram counts latencies in latencyBounds buckets.
 type histogram struct {
-	sum     atomic.Int64      // nanoseconds; first, on the line of the fastest buckets
-	buckets [15]atomic.Uint64 // len(LatencyBounds)+1
+	sum     atomic.Int64                          // nanoseconds; first, on the line of the fastest buckets
+	buckets [len(latencyBounds) + 1]atomic.Uint64 // the last one unbounded
 }
 
 func (h *histogram) observe(d time.Duration) {
@@ -44,7 +51,7 @@ func (h *histogram) observe(d time.Duration) {
 // bucketOf is the index of d's bucket.
 func bucketOf(d time.Duration) int {
 	i := 0
-	for i < len(LatencyBounds) && d > LatencyBounds[i] {
+	for i < len(latencyBounds) && d > latencyBounds[i] {
 		i++
 	}
 	return i
@@ -79,8 +86,8 @@ func (h *histogram) merge(l *localHist) {
 }
 
 // Histogram is a snapshot of a latency histogram: Counts[i] statements
-// took at most LatencyBounds[i] (and more than the bound before); the last
-// count is beyond the last bound.
+// took at most LatencyBounds()[i] (and more than the bound before); the
+// last count is beyond the last bound.
 type Histogram struct {
 	Counts []uint64
 	Sum    time.Duration

@@ -142,7 +142,7 @@ func TestLabTracerAndMeters(t *testing.T) {
 	assert.Equal(t, uint64(1), prim.ServerErrors[1062], "duplicate key counted on the primary: %v", prim.ServerErrors)
 	assert.Equal(t, uint64(3), prim.WriteLatency.Count, "two INSERTs and an UPDATE: %+v", prim.WriteLatency)
 	assert.True(t, reads.ReadLatency.Count >= 1, "read histogram counted the read")
-	assert.Equal(t, len(rwshard.LatencyBounds)+1, len(prim.WriteLatency.Counts))
+	assert.Equal(t, len(rwshard.LatencyBounds())+1, len(prim.WriteLatency.Counts))
 	assert.True(t, prim.WriteLatency.Sum > 0)
 	assert.True(t, prim.Pool.OpenConnections >= 1, "pool: %+v", prim.Pool)
 	_, ok := st.Events["node-down"]
@@ -197,4 +197,16 @@ func TestLabDriverLogToSlog(t *testing.T) {
 	assert.Contains(t, out, "level=WARN")
 	assert.Contains(t, out, "source=go-sql-driver")
 	assert.Contains(t, out, "node=primary")
+}
+
+// The histogram bounds cannot be changed from outside: LatencyBounds
+// hands out a copy. (An exported slice, appended to, made every
+// observation index past its fixed array of buckets.)
+func TestLatencyBoundsAreACopy(t *testing.T) {
+	b := rwshard.LatencyBounds()
+	require.Len(t, b, 14)
+	b[0] = time.Hour
+	_ = append(b, time.Hour)
+	assert.Equal(t, 500*time.Microsecond, rwshard.LatencyBounds()[0])
+	assert.Len(t, rwshard.LatencyBounds(), 14)
 }

@@ -98,18 +98,6 @@ func sessionFrom(ctx context.Context) *Session {
 	return s
 }
 
-// ResumeSession returns a context carrying the session a token exported
-// (Session.Token), for example by another instance of a stateless service
-// that served the same user's previous request. Times in tokens are wall
-// clock: instances need synchronized clocks (NTP), as pt-heartbeat does.
-func ResumeSession(ctx context.Context, token string) (context.Context, error) {
-	s, err := parseToken(token, nil)
-	if err != nil {
-		return ctx, err
-	}
-	return withSession(ctx, s), nil
-}
-
 // wroteOn records a write on cluster name acknowledged at t, with its
 // GTID if known. A scope that many goroutines write in (the connector's)
 // keeps the union of their GTIDs: a read waits for every write
@@ -229,15 +217,9 @@ const (
 // no escaped data source name is "*" (partName escapes it).
 const sharedName = "*"
 
-// Token exports the session as an opaque string: its last write time and
+// token exports the session as an opaque string: its last write time and
 // GTID on every cluster it wrote on (in a sharded connector, each data
-// source). Pass it along (a cookie, a header) and ResumeSession it
-// elsewhere. The token is not authenticated: a client that carries it
-// can edit it, and so push its own reads to the primary or into waits
-// (never to a staler replica than its own edits allow).
-// Connector.SessionToken signs it with Config.SessionKey.
-func (s *Session) Token() string { return s.token(nil) }
-
+// source), signed with key when there is one (Connector.SessionToken).
 func (s *Session) token(key []byte) string {
 	s.mu.Lock()
 	var raw string
@@ -297,20 +279,41 @@ func tokenMAC(key []byte, payload string) []byte {
 	return m.Sum(nil)[:16]
 }
 
-// SessionToken is Session.Token signed with Config.SessionKey (unsigned
-// without one): ResumeSession of this Connector, or of any with the same
-// key, refuses a token that was edited.
-func (c *Connector) SessionToken(s *Session) string { return s.token(c.cfg.SessionKey) }
+// SessionToken exports session s as a token to pass along (a cookie, a
+// header) to another instance of the service, which resumes it with
+// ResumeSession: its reads then see s's writes. The token carries the last
+// write's wall-clock time and GTID on every cluster s wrote on, signed
+// with Config.SessionKey, so that a client carrying it cannot edit it and
+// push its reads to the primary or into waits. Without a key it is an
+// error, unless Config.UnsignedTokens says tokens never leave trusted
+// code. Instances need synchronized clocks (NTP), as pt-heartbeat does.
+func (c *Connector) SessionToken(s *Session) (string, error) {
+	if len(c.cfg.SessionKey) == 0 && !c.cfg.UnsignedTokens {
+		return "", noSessionKey()
+	}
+	return s.token(c.cfg.SessionKey), nil
+}
 
-// ResumeSession is the package's ResumeSession checking the token's
-// signature with Config.SessionKey: an unsigned or edited token is an
-// error (a *ConfigError). Without a key it accepts unsigned tokens only.
+// ResumeSession returns a context carrying the session a token of
+// SessionToken exported, on any connector with the same SessionKey. A
+// token that is unsigned, edited or signed with another key is an error
+// (a *ConfigError); without a key, so is every token, unless
+// Config.UnsignedTokens is set.
 func (c *Connector) ResumeSession(ctx context.Context, token string) (context.Context, error) {
+	if len(c.cfg.SessionKey) == 0 && !c.cfg.UnsignedTokens {
+		return ctx, noSessionKey()
+	}
 	s, err := parseToken(token, c.cfg.SessionKey)
 	if err != nil {
 		return ctx, err
 	}
 	return withSession(ctx, s), nil
+}
+
+// noSessionKey refuses tokens on a connector that cannot sign or check
+// them.
+func noSessionKey() error {
+	return configErr("SessionKey", "", "session tokens need Config.SessionKey to sign and check them (or Config.UnsignedTokens)")
 }
 
 // parseToken reads a token; with a key it must carry that key's MAC.

@@ -16,13 +16,32 @@ import (
 
 func keyedConnector(t *testing.T, key []byte) *Connector {
 	t.Helper()
+	return tokenConnector(t, key, false)
+}
+
+// unsignedConnector makes and takes unsigned tokens (Config.UnsignedTokens).
+func unsignedConnector(t *testing.T) *Connector {
+	t.Helper()
+	return tokenConnector(t, nil, true)
+}
+
+func tokenConnector(t *testing.T, key []byte, unsigned bool) *Connector {
+	t.Helper()
 	cfg := NewConfig()
 	cfg.Nodes = []Node{{Addr: "127.0.0.1:1"}}
-	cfg.SessionKey = key
+	cfg.SessionKey, cfg.UnsignedTokens = key, unsigned
 	c, err := NewConnector(cfg)
 	require.NoError(t, err)
 	t.Cleanup(func() { c.Close() })
 	return c
+}
+
+// mustToken is c.SessionToken(s), which must succeed.
+func mustToken(t *testing.T, c *Connector, s *Session) string {
+	t.Helper()
+	tok, err := c.SessionToken(s)
+	require.NoError(t, err)
+	return tok
 }
 
 // Signed tokens: a token from SessionToken resumes with the same key; an
@@ -33,7 +52,7 @@ func TestSessionTokenSigned(t *testing.T) {
 	g, err := health.ParseGTID("0-1-42")
 	require.NoError(t, err)
 	s.wroteOn("", time.Unix(1700000000, 5), g)
-	tok := c.SessionToken(s)
+	tok := mustToken(t, c, s)
 
 	ctx, err := c.ResumeSession(context.Background(), tok)
 	require.NoError(t, err)
@@ -46,17 +65,32 @@ func TestSessionTokenSigned(t *testing.T) {
 	edited := base64.RawURLEncoding.EncodeToString([]byte(strings.Replace(string(raw), "0-1-42", "0-1-99999", 1)))
 	for name, bad := range map[string]string{
 		"edited":    edited,
-		"unsigned":  s.Token(),
-		"other key": keyedConnector(t, []byte("k2")).SessionToken(s),
+		"unsigned":  s.token(nil),
+		"other key": mustToken(t, keyedConnector(t, []byte("k2")), s),
 	} {
 		_, err := c.ResumeSession(context.Background(), bad)
 		var ce *ConfigError
 		assert.True(t, errors.As(err, &ce), "%s: %v", name, err)
 	}
-	_, err = keyedConnector(t, nil).ResumeSession(context.Background(), tok)
+	_, err = unsignedConnector(t).ResumeSession(context.Background(), tok)
 	assert.ErrorContains(t, err, "no SessionKey")
-	_, err = ResumeSession(context.Background(), s.Token())
-	assert.NoError(t, err, "without a key, unsigned tokens as before")
+	_, err = unsignedConnector(t).ResumeSession(context.Background(), s.token(nil))
+	assert.NoError(t, err, "unsigned tokens where the program opted in")
+}
+
+// Without a SessionKey a connector makes and takes no tokens, unless the
+// program opts in: an unsigned token is one a client can edit.
+func TestSessionTokenNeedsAKey(t *testing.T) {
+	c := keyedConnector(t, nil)
+	s := &Session{}
+	s.wroteOn("", time.Unix(1700000000, 5), gtid(t, "0-1-42"))
+	_, err := c.SessionToken(s)
+	var ce *ConfigError
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, "SessionKey", ce.Key)
+	_, err = c.ResumeSession(context.Background(), s.token(nil))
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, "SessionKey", ce.Key)
 }
 
 func gtid(t testing.TB, s string) health.GTIDSet {
@@ -141,7 +175,7 @@ func TestSessionTokenParts(t *testing.T) {
 	mixed.wroteOn("ds_0", time.Time{}, gtid(t, "3E11FA47-71CA-11E1-9E33-C80AA9429562:1-5"))
 	c := keyedConnector(t, []byte("k"))
 	for name, s := range map[string]*Session{"empty": {}, "one": one, "many": many, "mixed": mixed} {
-		tok := s.Token()
+		tok := s.token(nil)
 		raw, err := base64.RawURLEncoding.DecodeString(tok)
 		require.NoError(t, err)
 		wantVersion := "rws2|"
@@ -149,7 +183,7 @@ func TestSessionTokenParts(t *testing.T) {
 			wantVersion = "rws1|"
 		}
 		assert.True(t, strings.HasPrefix(string(raw), wantVersion), "%s: %s", name, raw)
-		ctx, err := ResumeSession(context.Background(), tok)
+		ctx, err := unsignedConnector(t).ResumeSession(context.Background(), tok)
 		require.NoError(t, err, name)
 		back := SessionFrom(ctx)
 		if len(s.parts) == 0 {
@@ -158,7 +192,7 @@ func TestSessionTokenParts(t *testing.T) {
 		}
 		assert.True(t, sameSession(s, back), "%s: %s", name, raw)
 
-		ctx, err = c.ResumeSession(context.Background(), c.SessionToken(s))
+		ctx, err = c.ResumeSession(context.Background(), mustToken(t, c, s))
 		require.NoError(t, err, name)
 		back = SessionFrom(ctx)
 		back.shared = false
@@ -178,7 +212,7 @@ func TestSessionTokenRWS1(t *testing.T) {
 		"unsigned": rawToken("rws1|1700000000000000005|0-1-42"),
 		"empty":    rawToken("rws1|0|"),
 	} {
-		ctx, err := ResumeSession(context.Background(), tok)
+		ctx, err := unsignedConnector(t).ResumeSession(context.Background(), tok)
 		require.NoError(t, err, name)
 		s := SessionFrom(ctx)
 		w, g := lastOn(s, "")
@@ -198,7 +232,7 @@ func TestSessionTokenRWS1(t *testing.T) {
 		assert.Equal(t, "0-1-42", g0.String())
 
 		// Its token keeps that meaning.
-		ctx, err = ResumeSession(context.Background(), s.Token())
+		ctx, err = unsignedConnector(t).ResumeSession(context.Background(), s.token(nil))
 		require.NoError(t, err)
 		back := SessionFrom(ctx)
 		assert.True(t, sameSession(s, back))
@@ -221,7 +255,7 @@ func TestSessionTokenRWS2Errors(t *testing.T) {
 	s := &Session{}
 	s.wroteOn("ds_0", time.Unix(1, 0), gtid(t, "0-1-2"))
 	s.wroteOn("ds_1", time.Unix(2, 0), gtid(t, "0-2-3"))
-	raw, err := base64.RawURLEncoding.DecodeString(c.SessionToken(s))
+	raw, err := base64.RawURLEncoding.DecodeString(mustToken(t, c, s))
 	require.NoError(t, err)
 	payload := string(raw[:strings.LastIndex(string(raw), "|")])
 	for name, tok := range map[string]string{
@@ -246,7 +280,7 @@ func TestSessionTokenRWS2Errors(t *testing.T) {
 		if strings.HasPrefix(name, "edited") || name == "part dropped" {
 			_, parseErr = c.ResumeSession(context.Background(), tok)
 		} else {
-			_, parseErr = ResumeSession(context.Background(), tok)
+			_, parseErr = unsignedConnector(t).ResumeSession(context.Background(), tok)
 		}
 		var ce *ConfigError
 		require.True(t, errors.As(parseErr, &ce), "%s: %v", name, parseErr)
@@ -328,11 +362,11 @@ func TestSessionFromFirstSession(t *testing.T) {
 	case "WithSession":
 		ctx = WithSession(outer)
 	case "ResumeSession":
-		ctx, err = ResumeSession(outer, (&Session{}).Token())
+		ctx, err = unsignedConnector(t).ResumeSession(outer, (&Session{}).token(nil))
 	case "Connector.ResumeSession":
 		key := []byte("0123456789abcdef0123456789abcdef")
 		c := keyedConnector(t, key)
-		ctx, err = c.ResumeSession(outer, c.SessionToken(&Session{}))
+		ctx, err = c.ResumeSession(outer, mustToken(t, c, &Session{}))
 	}
 	require.NoError(t, err)
 	ctx = context.WithValue(ctx, otherKey{}, 2) // under another layer

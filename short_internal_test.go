@@ -519,7 +519,7 @@ func TestShortPathLatencyCounted(t *testing.T) {
 	require.NoError(t, tx.Commit())
 	h := cn.Stats().Nodes[0].WriteLatency
 	assert.Equal(t, uint64(2*each+1), h.Count, "every statement counted")
-	assert.Equal(t, uint64(0), h.Counts[0], "none counted below %v: %v", LatencyBounds[0], h.Counts)
+	assert.Equal(t, uint64(0), h.Counts[0], "none counted below %v: %v", latencyBounds[0], h.Counts)
 	assert.True(t, h.Sum >= (2*each+1)*time.Millisecond, "sum %v", h.Sum)
 }
 

@@ -28,7 +28,7 @@ type NodeStats struct {
 	StmtHits, StmtMisses, StmtEvictions uint64
 	// ReadLatency and WriteLatency are the times statements took on the
 	// node until they returned (rows not yet read), causal waits and
-	// retries included, in LatencyBounds buckets: plain reads, and every
+	// retries included, in LatencyBounds() buckets: plain reads, and every
 	// other statement (writes, locking reads, session statements).
 	// Every statement is counted. Of the prepared statements run again
 	// inside a BeginTx transaction (counted at its end, as below), about

@@ -249,11 +249,14 @@ func send(ch chan<- prometheus.Metric, d *prometheus.Desc, t prometheus.ValueTyp
 	ch <- m
 }
 
+// latencyBounds are rwshard's histogram bounds, copied once.
+var latencyBounds = rwshard.LatencyBounds()
+
 // histogram emits a latency histogram, its buckets made cumulative.
 func (c *Collector) histogram(ch chan<- prometheus.Metric, h rwshard.Histogram, node, class string) {
-	buckets := make(map[float64]uint64, len(rwshard.LatencyBounds))
+	buckets := make(map[float64]uint64, len(latencyBounds))
 	var cum uint64
-	for i, le := range rwshard.LatencyBounds {
+	for i, le := range latencyBounds {
 		if i < len(h.Counts) {
 			cum += h.Counts[i]
 		}

@@ -59,7 +59,7 @@
 //	histogram_quantile(0.99, sum by (le) (rate(rwshard_statement_duration_seconds_bucket{class="write"}[5m])
 //	  * on (node) group_left rwshard_node_primary))
 //
-// The histogram's buckets are rwshard.LatencyBounds (0.5 ms to 10 s).
+// The histogram's buckets are rwshard.LatencyBounds() (0.5 ms to 10 s).
 // Its count is every statement's; the durations of prepared statements
 // run again inside a transaction are sampled, about one in 16 timed (see
 // rwshard.NodeStats.ReadLatency).

@@ -211,6 +211,7 @@ func TestMockSessionWindow(t *testing.T) {
 	mc := newMockCluster(t, 1, rwshard.WithConfig(func(c *rwshard.Config) {
 		c.Consistency = rwshard.ConsistencySession // OpenDB's default is eventual
 		c.SessionWindow = window
+		withTokens(c)
 	}))
 	bg := context.Background()
 	s := rwshard.WithSession(bg)
@@ -221,7 +222,6 @@ func TestMockSessionWindow(t *testing.T) {
 	_, err := mc.execNode(s, mc.db, "UPDATE t SET v = 2")
 	require.NoError(t, err)
 	assert.False(t, rwshard.SessionFrom(s).LastWrite().IsZero())
-	token := rwshard.SessionFrom(s).Token()
 
 	mc.primary().expectRead("SELECT v FROM t")
 	mc.node("replica1").expectRead("SELECT v FROM t")
@@ -234,7 +234,7 @@ func TestMockSessionWindow(t *testing.T) {
 		mc.ranOn(tc.ctx, mc.db, tc.want, "SELECT v FROM t", false)
 	}
 	// Resumed elsewhere from the token: still inside the window.
-	resumed, err := rwshard.ResumeSession(bg, token)
+	resumed, err := mc.handOff(s)
 	require.NoError(t, err)
 	mc.ranOn(resumed, mc.db, "primary", "SELECT v FROM t", false)
 
@@ -262,7 +262,9 @@ func TestMockSessionWindow(t *testing.T) {
 	mc.ranOn(bg, mc.db, "replica1", "SELECT v FROM t", false) // the window is over
 	mc.verify()
 
-	_, err = rwshard.ResumeSession(bg, "not-a-token")
+	c, err := rwshard.ConnectorOf(bg, mc.db)
+	require.NoError(t, err)
+	_, err = c.ResumeSession(bg, "not-a-token")
 	var ce *rwshard.ConfigError
 	assert.ErrorAs(t, err, &ce)
 }

@@ -162,6 +162,20 @@ func newMockClusterConv(t testing.TB, replicas int, conv driver.ValueConverter, 
 
 func (mc *mockCluster) primary() *mockNode { return mc.nodes[0] }
 
+// handOff passes the session of ctx through a token, as to another
+// instance of a service, and returns the context that resumed it there.
+// mc's Config needs a SessionKey (withTokens).
+func (mc *mockCluster) handOff(ctx context.Context) (context.Context, error) {
+	c, err := rwshard.ConnectorOf(ctx, mc.db)
+	require.NoError(mc.t, err)
+	tok, err := c.SessionToken(rwshard.SessionFrom(ctx))
+	require.NoError(mc.t, err)
+	return c.ResumeSession(context.Background(), tok)
+}
+
+// withTokens gives a mock cluster's Config a SessionKey, for handOff.
+func withTokens(c *rwshard.Config) { c.SessionKey = []byte("mock session key") }
+
 func (mc *mockCluster) node(name string) *mockNode {
 	for _, n := range mc.nodes {
 		if n.name == name {

@@ -17,6 +17,7 @@ func sessionCluster(t *testing.T, name string) *mockCluster {
 	return newMockCluster(t, 1, rwshard.WithConfig(func(c *rwshard.Config) {
 		c.Consistency = rwshard.ConsistencySession
 		c.DataSource = name
+		withTokens(c)
 	}))
 }
 
@@ -48,7 +49,7 @@ func TestMockSessionPerCluster(t *testing.T) {
 		a.primary().expectRead("SELECT a")
 		assert.Equal(t, "primary", ranOn(t, sctx, a, "SELECT a"), "ds_a's own write: the session window")
 
-		resumed, err := rwshard.ResumeSession(ctx, rwshard.SessionFrom(sctx).Token())
+		resumed, err := a.handOff(sctx)
 		require.NoError(t, err)
 		b.node("replica1").expectRead("SELECT b")
 		assert.Equal(t, "replica1", ranOn(t, resumed, b, "SELECT b"), "resumed")
