@@ -4,10 +4,8 @@ go 1.26.8
 
 require github.com/rwshard/rwshard v0.0.0
 
-replace github.com/rwshard/rwshard => ../
-
 require (
-	github.com/rwshard/rwshard/shard v0.0.0-00010101000000-000000000000
+	github.com/rwshard/rwshard/shard v0.0.0
 	gorm.io/driver/mysql v1.6.0
 	gorm.io/gorm v1.31.2
 	gorm.io/plugin/dbresolver v1.6.2
@@ -33,4 +31,3 @@ require (
 	vitess.io/vitess v0.24.4 // indirect
 )
 
-replace github.com/rwshard/rwshard/shard => ../shard

@@ -4,8 +4,6 @@ go 1.26.8
 
 require github.com/rwshard/rwshard v0.0.0
 
-replace github.com/rwshard/rwshard => ../
-
 require (
 	github.com/DATA-DOG/go-sqlmock v1.5.2
 	github.com/go-sql-driver/mysql v1.10.1
@@ -35,4 +33,3 @@ require (
 	vitess.io/vitess v0.24.4 // indirect
 )
 
-replace github.com/rwshard/rwshard/shard => ../shard

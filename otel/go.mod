@@ -2,11 +2,9 @@ module github.com/rwshard/rwshard/otel
 
 go 1.26.0
 
-replace github.com/rwshard/rwshard => ../
-
 require (
 	github.com/go-sql-driver/mysql v1.10.1
-	github.com/rwshard/rwshard v0.0.0-00010101000000-000000000000
+	github.com/rwshard/rwshard v0.0.0
 	go.opentelemetry.io/otel v1.47.0
 	go.opentelemetry.io/otel/sdk v1.47.0
 	go.opentelemetry.io/otel/trace v1.47.0

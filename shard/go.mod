@@ -24,4 +24,3 @@ require (
 	google.golang.org/protobuf v1.36.12 // indirect
 )
 
-replace github.com/rwshard/rwshard => ../

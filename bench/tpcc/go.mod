@@ -31,4 +31,3 @@ require (
 	google.golang.org/protobuf v1.23.0 // indirect
 )
 
-replace github.com/rwshard/rwshard => ../..

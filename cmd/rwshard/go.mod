@@ -4,8 +4,6 @@ go 1.26.8
 
 require github.com/rwshard/rwshard v0.0.0
 
-replace github.com/rwshard/rwshard => ../../
-
 require (
 	github.com/go-sql-driver/mysql v1.10.1
 	github.com/rwshard/rwshard/shard v0.0.0
@@ -28,4 +26,3 @@ require (
 	vitess.io/vitess v0.24.4 // indirect
 )
 
-replace github.com/rwshard/rwshard/shard => ../../shard

@@ -5,7 +5,7 @@
 // that inject destructive faults; Detached and RunFresh build on it). When
 // mariadbd is not installed they are skipped with a message, unless
 // RWSHARD_LAB=require is set, as `make test` and CI do: then a lab that
-// cannot start fails the test.
+// cannot start fails the test. go test -short skips them all.
 package labtest
 
 import (
@@ -40,6 +40,7 @@ func NewShared(o lab.Options) *Shared { return &Shared{opts: o} }
 // Get returns the running lab, starting it on first use.
 func (s *Shared) Get(t testing.TB) *lab.Lab {
 	t.Helper()
+	skipShort(t)
 	s.once.Do(func() { s.lab, s.err = start(s.opts) })
 	check(t, s.err)
 	return s.lab
@@ -65,6 +66,7 @@ func Main(m *testing.M, labs ...*Shared) {
 // Fresh starts a private lab, stopped when the test ends.
 func Fresh(t testing.TB, o lab.Options) *lab.Lab {
 	t.Helper()
+	skipShort(t)
 	l, err := start(o)
 	check(t, err)
 	t.Cleanup(func() { _ = l.Stop() })
@@ -97,6 +99,15 @@ func start(o lab.Options) (*lab.Lab, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	return lab.Start(ctx, o)
+}
+
+// skipShort skips an integration test under go test -short, which runs
+// only the tests that need no lab.
+func skipShort(t testing.TB) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("integration test: -short runs only the tests that need no lab")
+	}
 }
 
 func check(t testing.TB, err error) {
