@@ -242,13 +242,31 @@ func parentKeyPath(k string) string {
 //     and properties, INLINE expressions compared with the table's
 //     data-node prefix and the sharding column taken out
 //     (t_order_${order_id % 2} and t_order_item_${order_id % 2} are
-//     equivalent), as ShardingSphere compares them. The sharding columns
-//     may differ in name;
-//   - MaxBroadcastShards >= 0.
+//     equivalent), as ShardingSphere compares them, and, when they shard
+//     tables, tables with the same suffixes in the same order (node i of
+//     t_order is t_order_1 where node i of t_order_item is
+//     t_order_item_1). The sharding columns may differ in name;
+//   - MaxBroadcastShards >= 0;
+//   - then the proof (see Check): every target each strategy's algorithm
+//     can pick for a key of the right type is one of the table's data
+//     nodes: MOD, HASH_MOD and SS_HASH_MOD's remainders below
+//     sharding-count, BOUNDARY_RANGE and VOLUME_RANGE's partitions,
+//     INTERVAL's steps, the names an INLINE expression gives over the
+//     keys >= 0 when they repeat (t_order_${order_id % 4}). The database
+//     strategy picks among the data sources of the table's data nodes,
+//     the table strategy among the tables of each of them (of the one
+//     the database strategy picked, when both shard on one column).
+//     Custom algorithms, and INLINE expressions that name a target per
+//     key, are not proved. A failure is a *ConfigError at the strategy's
+//     algorithm key wrapping a *RuleError that names the table, the
+//     algorithm, the data source and the missing targets.
 func (c *Config) Build(custom map[string]Algorithm) (*Rules, error) {
-	b := &builder{c: c, custom: custom, algs: map[string]Algorithm{}}
-	if err := b.build(); err != nil {
+	rules, chk, err := c.Check(custom)
+	if err != nil {
 		return nil, err
 	}
-	return b.r, nil
+	if len(chk.Problems) > 0 {
+		return nil, chk.Problems[0]
+	}
+	return rules, nil
 }

@@ -24,6 +24,10 @@ type builder struct {
 	// strategy configurations in effect per logical table, for the
 	// binding checks.
 	dbCfg, tblCfg map[string]*StrategyConfig
+	// strategyKeys: per logical table, the keys of its database and
+	// table strategies (the table's own, or the default), for the
+	// proof's errors.
+	strategyKeys map[string][2]string
 }
 
 func (b *builder) build() error {
@@ -36,6 +40,7 @@ func (b *builder) build() error {
 		RefuseBroadcastReads: c.RefuseBroadcastReads,
 	}
 	b.dbCfg, b.tblCfg = map[string]*StrategyConfig{}, map[string]*StrategyConfig{}
+	b.strategyKeys = map[string][2]string{}
 	steps := []func() error{
 		b.dataSources, b.defaultDataSource, b.algorithms, b.keyGenerators,
 		b.defaultStrategies, b.broadcast, b.tables, b.binding,
@@ -385,6 +390,7 @@ func (b *builder) tables() error {
 			rule.KeyGenerator = kg.Generator
 		}
 		b.r.Tables[logical] = rule
+		b.strategyKeys[logical] = [2]string{dbKey, tblKey}
 		if rule.DatabaseStrategy != nil {
 			b.dbCfg[logical] = dbCfg
 		}
@@ -576,7 +582,34 @@ func (b *builder) bindable(key, first, t string) error {
 				lv.level, t, lv.co.Algorithm, first, lv.ca.Algorithm)
 		}
 	}
+	if a.TableStrategy == nil {
+		return nil
+	}
+	// The router pairs the i-th table of each member in a data source,
+	// while the algorithms pick by name: t_order_1 must face
+	// t_order_item_1, or a join reads the wrong pair.
+	pa, po := tablePrefix(a), tablePrefix(o)
+	for i := range a.DataNodes {
+		sa := strings.TrimPrefix(a.DataNodes[i].Table, pa)
+		so := strings.TrimPrefix(o.DataNodes[i].Table, po)
+		if !sameTableSuffix(sa, so) {
+			return c.errAt(key, "data node %d of %s is %s, of %s is %s: binding tables need tables with the same suffixes, in the same order",
+				i, t, o.DataNodes[i], first, a.DataNodes[i])
+		}
+	}
 	return nil
+}
+
+// sameTableSuffix compares the suffixes of two binding tables' tables:
+// equal, or numbers of equal value (t_order_01 and t_order_item_1, which
+// MOD and the other numbered algorithms take alike).
+func sameTableSuffix(a, b string) bool {
+	if a == b {
+		return true
+	}
+	x, okA := trailingNumber(a)
+	y, okB := trailingNumber(b)
+	return okA && okB && x == y && proofDigits(a) && proofDigits(b)
 }
 
 func pickName(cond bool, a, b string) string {

@@ -107,13 +107,16 @@ func TestBuildNoneOverridesDefault(t *testing.T) {
 	require.NoError(t, err)
 	assert.Nil(t, r.Tables["t_user"].TableStrategy)
 
-	// Without none, the default applies.
+	// Without none, the default applies: t_user then picks t_order_0 and
+	// t_order_1, which it does not have, and Build refuses it.
 	tc := c.Tables["t_user"]
 	tc.TableStrategy = nil
 	c.Tables["t_user"] = tc
-	r, err = c.Build(nil)
+	r, chk, err := c.Check(nil)
 	require.NoError(t, err)
 	assert.Equal(t, "t_inline", r.Tables["t_user"].TableStrategy.AlgorithmName)
+	require.Len(t, chk.Problems, 1)
+	assert.Equal(t, "defaultTableStrategy.algorithm", chk.Problems[0].Key)
 }
 
 // TestBuildErrorsFromCode: errors of a Config built in code name the

@@ -35,27 +35,41 @@ node's wait_timeout. Warnings (exit status 0): one host only (nothing is
 split), a replica weighted 0, a replica over rwshard.maxReplicaLag, a user
 whose privileges bypass read_only, no connect timeout.
 
-With a sharding rules file, check also verifies each data source's data
-nodes on its primary, in the database of the data source's DSN (two
-queries per data source: information_schema.TABLES and COLUMNS): every
-physical table the rules place there exists (broadcast tables on every
-data source) and has the table's sharding columns (database and table
-strategy, key generator). Each missing table or column is a problem
+With a sharding rules file, check first proves the rules without a
+server, as sql.Open does: every target each strategy's algorithm can pick
+for a key of the right type is one of the table's data nodes (MOD,
+HASH_MOD and SS_HASH_MOD remainders, range partitions, INTERVAL steps,
+the names of an INLINE expression), and binding tables are laid out
+alike. It lists every problem (sql.Open stops at the first), each naming
+the file, line and key, the table, the algorithm and the missing targets,
+and the strategies it could not prove (custom algorithms, INLINE
+expressions that name a target per key). Rules that do not build stop it
+there. Then it verifies each data source's data nodes on its primary, in
+the database of the data source's DSN (two queries per data source:
+information_schema.TABLES and COLUMNS): every physical table the rules
+place there exists (broadcast tables on every data source) and has the
+table's sharding columns (database and table strategy, key generator), of
+one kind of type (integer, number, string, binary, time) in every
+physical table of a logical table and of the tables bound to it. Each
+missing table or column, and each column of another kind, is a problem
 naming the data source, the physical and the logical table (and the
-column); a data source that answers but holds none of them is one
-problem of its own: its DSN likely points at the wrong server or
-database.
+column); a data source that answers but holds none of them is one problem
+of its own: its DSN likely points at the wrong server or database.
 
-With -json, stdout is one JSON document: {"groups": [{"name", "dsn",
-"nodes": [{"name", "addr", "reachable", "connect", "error", "version",
-"role", "read_only", "replica", "io_thread", "sql_thread",
-"seconds_behind", "wait_timeout_seconds", …}], "problems": […],
-"warnings": […], "data_nodes": {…}}], "problems": N}, one group per data
-source of a sharding rules file (name "" otherwise). data_nodes, only with
-a rules file: {"database", "node", "checked", "error", "placed", "found",
-"other_tables", "tables": [{"table", "logical", "broadcast", "exists",
-"columns", "missing_columns"}]}; every missing table or column is in the
-group's problems too. The exit status is the same.`,
+With -json, stdout is one JSON document: {"rules": {"file", "loaded",
+"tables", "data_sources", "problems": [{"message", "file", "line", "key",
+"table", "strategy", "algorithm", "data_sources", "missing"}],
+"not_proved": […]}, "groups": [{"name", "dsn", "nodes": [{"name",
+"addr", "reachable", "connect", "error", "version", "role", "read_only",
+"replica", "io_thread", "sql_thread", "seconds_behind",
+"wait_timeout_seconds", …}], "problems": […], "warnings": […],
+"data_nodes": {…}}], "problems": N}, one group per data source of a
+sharding rules file (name "" otherwise). rules and data_nodes only with a
+rules file; data_nodes: {"database", "node", "checked", "error",
+"placed", "found", "other_tables", "tables": [{"table", "logical",
+"broadcast", "exists", "columns", "missing_columns", "column_types"}]}.
+Every missing table or column is in the group's problems too; the
+problems of the rules count in "problems". The exit status is the same.`,
 		interspersed: true,
 		flags: func(fs *flag.FlagSet) func(context.Context, *env, []string) int {
 			timeout := fs.Duration("timeout", 5*time.Second, "bound on the statements run on each node once connected")
@@ -74,18 +88,22 @@ group's problems too. The exit status is the same.`,
 				}
 				groups := map[string]*rwshard.Config{"": cfg}
 				var placed map[string][]*placedTable
+				var rc *rulesCheck
 				if cfg.RulesFile != "" {
-					// Sharded: check every data source's group, and the
-					// data nodes the rules place on it.
-					rules, err := loadRules(cfg)
-					if err == nil {
+					// Sharded: prove the rules, then check every data
+					// source's group and the data nodes the rules place
+					// on it (when the rules name them).
+					rc = proveRules(cfg)
+					groups = map[string]*rwshard.Config{}
+					if rc.rules != nil {
+						cfg.Rules = rc.rules
 						groups, err = shard.DataSourceConfigs(cfg)
+						if err != nil {
+							e.errorf("check: %s", errText(nil, err))
+							return exitProblem
+						}
+						placed = placements(rc.rules)
 					}
-					if err != nil {
-						e.errorf("check: %s", errText(nil, err))
-						return exitProblem
-					}
-					placed = placements(rules)
 				}
 				names := make([]string, 0, len(groups))
 				for name := range groups {
@@ -94,6 +112,17 @@ group's problems too. The exit status is the same.`,
 				slices.Sort(names)
 				status := exitOK
 				out := checkJSON{Groups: []checkGroupJSON{}}
+				if rc != nil {
+					if len(rc.problems) > 0 {
+						status = exitProblem
+					}
+					if *conn.json {
+						out.Rules = rc.json()
+						out.Problems += len(rc.problems)
+					} else {
+						rc.print(e.stdout)
+					}
+				}
 				for _, name := range names {
 					if name != "" && !*conn.json {
 						fmt.Fprintf(e.stdout, "data source %s\n", name)

@@ -258,6 +258,8 @@ func TestCheckStatementCacheSize(t *testing.T) {
 
 // checkReportJSON is check -json's document, as a consumer decodes it.
 type checkReportJSON struct {
+	// Rules: only with a sharding rules file.
+	Rules  *rulesJSON `json:"rules"`
 	Groups []struct {
 		Name     string          `json:"name"`
 		DSN      string          `json:"dsn"`

@@ -7,8 +7,10 @@ import (
 
 // checkJSON is check's report with -json.
 type checkJSON struct {
+	// Rules: the proof of a sharding rules file; absent without one.
+	Rules    *rulesJSON       `json:"rules,omitempty"`
 	Groups   []checkGroupJSON `json:"groups"`
-	Problems int              `json:"problems"` // over every group
+	Problems int              `json:"problems"` // over the rules and every group
 }
 
 // checkGroupJSON is one group's report: the nodes of CONFIG, or of one

@@ -5,10 +5,10 @@ import (
 	"database/sql"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
-	"github.com/rwshard/rwshard"
 	"github.com/rwshard/rwshard/shard"
 )
 
@@ -25,6 +25,11 @@ type placedTable struct {
 	logical   string // the logical table; for a broadcast table, the same name
 	broadcast bool
 	columns   []placedColumn // the columns the rules need in it
+	// sharding: the database and the table strategy's columns ("" for
+	// none); kin: the logical tables whose sharding columns must be of
+	// the same kind of type, t's binding group or t alone.
+	sharding [2]string
+	kin      []string
 }
 
 // placedColumn is a column a physical table must have, and why.
@@ -36,19 +41,6 @@ type placedColumn struct {
 // why is the column's roles for a message: "database sharding column",
 // "table sharding column, key generator column".
 func (c placedColumn) why() string { return strings.Join(c.roles, ", ") }
-
-// loadRules reads and builds the rules of a sharded cfg, as the sharded
-// connector does.
-func loadRules(cfg *rwshard.Config) (*shard.Rules, error) {
-	if r, ok := cfg.Rules.(*shard.Rules); ok && r != nil {
-		return r, nil
-	}
-	sc, err := shard.LoadRules(cfg.RulesFile)
-	if err != nil {
-		return nil, err
-	}
-	return sc.Build(nil)
-}
 
 // placements lists, by data source, the physical tables rules place
 // there: the data nodes of every sharded table, with its sharding columns
@@ -66,8 +58,15 @@ func placements(rules *shard.Rules) map[string][]*placedTable {
 		logicals = append(logicals, name)
 	}
 	slices.Sort(logicals)
+	kin := map[string][]string{}
+	for _, g := range rules.BindingGroups {
+		for _, name := range g {
+			kin[name] = g
+		}
+	}
 	for _, name := range logicals {
 		t := rules.Tables[name]
+		var sharding [2]string
 		var cols []placedColumn
 		need := func(col, role string) {
 			if col == "" {
@@ -82,13 +81,20 @@ func placements(rules *shard.Rules) map[string][]*placedTable {
 		}
 		if s := t.DatabaseStrategy; s != nil {
 			need(s.Column, "database sharding column")
+			sharding[0] = s.Column
 		}
 		if s := t.TableStrategy; s != nil {
 			need(s.Column, "table sharding column")
+			sharding[1] = s.Column
 		}
 		need(t.KeyColumn, "key generator column")
+		k := kin[t.Logical]
+		if k == nil {
+			k = []string{t.Logical}
+		}
 		for _, n := range t.DataNodes {
-			out[n.DataSource] = append(out[n.DataSource], &placedTable{table: n.Table, logical: t.Logical, columns: cols})
+			out[n.DataSource] = append(out[n.DataSource], &placedTable{table: n.Table, logical: t.Logical, columns: cols,
+				sharding: sharding, kin: k})
 		}
 	}
 	for _, b := range rules.Broadcast {
@@ -112,6 +118,9 @@ type dataNodeCheck struct {
 	found      map[*placedTable]string   // placed table → its name on the server
 	missing    map[*placedTable][]string // placed table that exists → columns it lacks
 	others     int                       // tables in the database that the rules do not place there
+	// types: the type of each column the rules need, by server table
+	// name and lower-case column: COLUMN_TYPE and DATA_TYPE.
+	types map[[2]string][2]string
 }
 
 // foundCount is the number of placed tables that exist.
@@ -135,7 +144,7 @@ func (d *dataNodeCheck) missingColumns() int {
 func (r *checkReport) checkDataNodes(ctx context.Context, name string, placed []*placedTable, stmtTimeout time.Duration) {
 	cfg := r.cfg
 	d := &dataNodeCheck{database: cfg.Backend.DBName, node: cfg.Nodes[0].Name, placed: placed,
-		found: map[*placedTable]string{}, missing: map[*placedTable][]string{}}
+		found: map[*placedTable]string{}, missing: map[*placedTable][]string{}, types: map[[2]string][2]string{}}
 	r.dataNodes = d
 	problem := func(format string, args ...any) {
 		r.problems = append(r.problems, name+": "+fmt.Sprintf(format, args...))
@@ -193,6 +202,73 @@ func (r *checkReport) checkDataNodes(ctx context.Context, name string, placed []
 			i := slices.IndexFunc(t.columns, func(c placedColumn) bool { return c.name == col })
 			problem("table %s has no column %s: the %s of logical table %s", onServer, col, t.columns[i].why(), t.logical)
 		}
+	}
+	for _, p := range d.typeMismatches() {
+		problem("%s", p)
+	}
+}
+
+// typeMismatches finds sharding columns of one logical table, or of the
+// tables of one binding group, whose types are of different kinds: a key
+// that is a number in one table and a string in the other compares, and
+// is written, differently. One message per table or group and level.
+func (d *dataNodeCheck) typeMismatches() []string {
+	type seen struct {
+		table, column, typ string // server table, column, COLUMN_TYPE
+		logical, kind      string
+	}
+	first := map[string]seen{} // by kin and level
+	reported := map[string]bool{}
+	var out []string
+	for _, t := range d.placed {
+		onServer, ok := d.found[t]
+		if !ok || t.broadcast {
+			continue
+		}
+		for level, col := range t.sharding {
+			ty, ok := d.types[[2]string{onServer, col}]
+			if col == "" || !ok {
+				continue
+			}
+			key := strings.Join(t.kin, ",") + "\x00" + strconv.Itoa(level)
+			s := seen{onServer, col, ty[0], t.logical, typeKind(ty[1])}
+			f, ok := first[key]
+			if !ok {
+				first[key] = s
+				continue
+			}
+			if f.kind == s.kind || reported[key] {
+				continue
+			}
+			reported[key] = true
+			what := "logical table " + t.logical
+			if f.logical != s.logical {
+				what = "binding tables " + f.logical + " and " + s.logical
+			}
+			out = append(out, fmt.Sprintf("the %s sharding columns of %s are of different kinds of type: %s.%s is %s, %s.%s is %s: "+
+				"a key is read, compared and routed alike only in columns of one kind",
+				[]string{"database", "table"}[level], what, f.table, f.column, f.typ, s.table, s.column, s.typ))
+		}
+	}
+	return out
+}
+
+// typeKind groups MySQL and MariaDB data types by how a key of that
+// type is compared and sharded.
+func typeKind(dataType string) string {
+	switch t := strings.ToLower(dataType); t {
+	case "tinyint", "smallint", "mediumint", "int", "integer", "bigint", "year", "bit":
+		return "integer"
+	case "decimal", "numeric", "float", "double", "real":
+		return "number"
+	case "char", "varchar", "tinytext", "text", "mediumtext", "longtext", "enum", "set", "json":
+		return "string"
+	case "binary", "varbinary", "tinyblob", "blob", "mediumblob", "longblob":
+		return "binary"
+	case "date", "datetime", "timestamp", "time":
+		return "time"
+	default:
+		return t
 	}
 }
 
@@ -258,7 +334,7 @@ func (d *dataNodeCheck) query(ctx context.Context, conn *sql.Conn) error {
 	if len(withCols) == 0 {
 		return nil
 	}
-	rows, err = conn.QueryContext(ctx, "SELECT TABLE_NAME, COLUMN_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME IN (?"+
+	rows, err = conn.QueryContext(ctx, "SELECT TABLE_NAME, COLUMN_NAME, COLUMN_TYPE, DATA_TYPE FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME IN (?"+
 		strings.Repeat(", ?", len(withCols)-1)+")", append([]any{d.database}, withCols...)...)
 	if err != nil {
 		return err
@@ -266,11 +342,12 @@ func (d *dataNodeCheck) query(ctx context.Context, conn *sql.Conn) error {
 	defer rows.Close()
 	has := map[[2]string]bool{} // server table name, lower-case column
 	for rows.Next() {
-		var t, c string
-		if err := rows.Scan(&t, &c); err != nil {
+		var t, c, colType, dataType string
+		if err := rows.Scan(&t, &c, &colType, &dataType); err != nil {
 			return err
 		}
 		has[[2]string{t, strings.ToLower(c)}] = true
+		d.types[[2]string{t, strings.ToLower(c)}] = [2]string{colType, dataType}
 	}
 	if err := rows.Err(); err != nil {
 		return err
@@ -329,6 +406,8 @@ type dataTableJSON struct {
 	Exists         *bool    `json:"exists"`
 	Columns        []string `json:"columns"`         // the sharding and key columns it needs
 	MissingColumns []string `json:"missing_columns"` // of them, those it lacks
+	// ColumnTypes: the COLUMN_TYPE of each of them that it has.
+	ColumnTypes map[string]string `json:"column_types,omitempty"`
 }
 
 func (d *dataNodeCheck) json() *dataNodesJSON {
@@ -341,8 +420,16 @@ func (d *dataNodeCheck) json() *dataNodesJSON {
 			tj.Columns = append(tj.Columns, c.name)
 		}
 		if d.checked {
-			_, ok := d.found[t]
+			onServer, ok := d.found[t]
 			tj.Exists = &ok
+			for _, c := range t.columns {
+				if ty, ok := d.types[[2]string{onServer, c.name}]; ok {
+					if tj.ColumnTypes == nil {
+						tj.ColumnTypes = map[string]string{}
+					}
+					tj.ColumnTypes[c.name] = ty[0]
+				}
+			}
 		}
 		j.Tables = append(j.Tables, tj)
 	}

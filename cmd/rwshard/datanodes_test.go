@@ -147,7 +147,8 @@ func TestCheckDataNodes(t *testing.T) {
 			assert.Empty(t, tb.MissingColumns, tb.Table)
 		}
 		assert.Equal(t, dataTableJSON{Table: "t_order_0", Logical: "t_order", Exists: ptr(true),
-			Columns: []string{"user_id", "order_id"}, MissingColumns: []string{}}, d.Tables[0])
+			Columns: []string{"user_id", "order_id"}, MissingColumns: []string{},
+			ColumnTypes: map[string]string{"user_id": "int(11)", "order_id": "bigint(20)"}}, d.Tables[0])
 		assert.Equal(t, dataTableJSON{Table: "t_dict", Logical: "t_dict", Broadcast: true, Exists: ptr(true),
 			Columns: []string{}, MissingColumns: []string{}}, d.Tables[4])
 	}

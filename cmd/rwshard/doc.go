@@ -2,7 +2,7 @@
 // names, explains where a statement would run, shows replica lag live, and
 // runs a local MariaDB replication lab.
 //
-//	rwshard check [-json] CONFIG|DSN               # connectivity, roles, replication, settings, data nodes
+//	rwshard check [-json] CONFIG|DSN               # rules proof, connectivity, roles, replication, settings, data nodes
 //	rwshard explain [-json] CONFIG "SQL" [ARG...]  # where a statement would run, and why
 //	rwshard lag [-json] CONFIG [-interval 1s] [-count N]  # live health, lag and reasons
 //	rwshard lab up [-topology rw|sharded]          # start a detached local lab (sharded: and its rules files)
@@ -32,17 +32,26 @@
 // connection bounded by rwshard.connectTimeout (dial and handshake), and
 // reports per node reachability, version, role, @@read_only, the
 // replication threads and Seconds_Behind_Master, and @@wait_timeout
-// against rwshard.connMaxLifetime. With a sharding rules file it checks
-// every data source's group, and its data nodes on its primary, in the
+// against rwshard.connMaxLifetime. With a sharding rules file it first
+// proves the rules without a server, as sql.Open does
+// (shard.Config.Check): every target each strategy's algorithm can pick
+// for a key of the right type is one of the table's data nodes, and
+// binding tables are laid out alike. It lists every problem, where
+// sql.Open stops at the first, and the strategies it cannot prove (custom
+// algorithms, INLINE expressions that name a target per key); rules that
+// do not build stop check there. Then it checks every data source's
+// group, and its data nodes on its primary, in the
 // database of its DSN, with one query on information_schema.TABLES and
 // one on information_schema.COLUMNS per data source: every physical table
 // the rules place there (the expanded dataNodes of each sharded table, and
 // every broadcast table on every data source) must exist and hold the
 // table's database and table sharding columns and its key generator
-// column. Table names are compared as the server does
-// (lower_case_table_names). Each missing table or column is a problem
-// naming the data source, the physical and the logical table (and the
-// column); a data source that answers but holds none of the tables the
+// column, of one kind of type (integer, number, string, binary, time) in
+// every physical table of a logical table and of the tables bound to it.
+// Table names are compared as the server does (lower_case_table_names).
+// Each missing table or column, and each column of another kind, is a
+// problem naming the data source, the physical and the logical table (and
+// the column); a data source that answers but holds none of the tables the
 // rules place there is one problem, naming it as such: its DSN points at
 // the wrong server or database, which SELECT 1 does not show.
 //
@@ -62,7 +71,8 @@
 // Connector.Health.
 //
 // With -json, check prints one JSON document (every group, its nodes,
-// problems and warnings, and with a rules file its data_nodes), explain the plan as JSON with string literals
+// problems and warnings, and with a rules file the rules' proof and each
+// group's data_nodes), explain the plan as JSON with string literals
 // redacted, and lag one JSON object per refresh (NDJSON); the exit status
 // is the same as without.
 //

@@ -31,8 +31,10 @@ Commands:
   check CONFIG            connect to every node and report reachability, version,
                           role, read_only, replication threads and delay, and
                           wait_timeout against rwshard.connMaxLifetime; with a
-                          sharding rules file, also that every data node
-                          (physical table) exists with its sharding columns
+                          sharding rules file, first prove that every target
+                          its algorithms can pick is a data node, then that
+                          every data node (physical table) exists with its
+                          sharding columns
   explain CONFIG SQL [ARG...]
                           show where a statement would run now, and why
   lag CONFIG              live table of every node: role, up, fenced, lag,
