@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -53,7 +54,8 @@ func loadConfig(arg string) (*rwshard.Config, error) {
 	return rwshard.ParseDSN(dsn)
 }
 
-// readDSN returns the DSN that arg is or holds.
+// readDSN returns the DSN that arg is or holds. Its errors name arg
+// without what could be a password: arg may be a DSN mistyped.
 func readDSN(arg string) (string, error) {
 	st, err := os.Stat(arg)
 	switch {
@@ -64,10 +66,23 @@ func readDSN(arg string) (string, error) {
 	case strings.Contains(arg, "(") || strings.Contains(arg, "rwshard.rulesFile="):
 		return arg, nil // a DSN: hosts as net(address), or a sharding rules file
 	case errors.Is(err, os.ErrNotExist):
-		return "", fmt.Errorf("config %s: no such file, and not a DSN (user:password@tcp(host:port),…/dbname)", arg)
+		return "", fmt.Errorf("config %s: no such file, and not a DSN (user:password@tcp(host:port),…/dbname)", withoutCredentials(arg))
 	default:
-		return "", fmt.Errorf("config: %w", err)
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err // its Path is arg
+		}
+		return "", fmt.Errorf("config %s: %w", withoutCredentials(arg), err)
 	}
+}
+
+// withoutCredentials is arg with whatever precedes its last @ (a DSN's
+// user:password) replaced by ***.
+func withoutCredentials(arg string) string {
+	if i := strings.LastIndexByte(arg, '@'); i >= 0 {
+		return "***" + arg[i:]
+	}
+	return arg
 }
 
 // dsnFromFile returns the first line of the file that is neither blank nor

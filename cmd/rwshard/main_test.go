@@ -302,3 +302,34 @@ func TestExplainArgs(t *testing.T) {
 // explain and lag show what the probes saw, and a probe that times out
 // marks its node down.
 const slowProbes = "rwshard.probeTimeout=5s"
+
+// No command prints a password, whatever its argument: a DSN mistyped as
+// a path, one that does not parse, one with a bad parameter, one whose
+// hosts do not answer. Before, check echoed an argument that was neither
+// a file nor a DSN, password and all.
+func TestNoCommandPrintsThePassword(t *testing.T) {
+	const pw = "Xyzzy-S3cret-42"
+	dsns := []string{
+		"app:" + pw + "@127.0.0.1:19617/app",
+		"app:" + pw + "@tcp(127.0.0.1:1)/app?rwshard.writePause=0&rwshard.connectTimeout=200ms",
+		"app:" + pw + "@tcp(127.0.0.1:1)/app?rwshard.bogus=1",
+		"app:" + pw + "@tcp(127.0.0.1:1)/app?rwshard.maxReplicaLag=soon",
+		"app:" + pw + "@tcp(127.0.0.1:1/app",
+		"app:" + pw + "@unix(/nonexistent/sock)/app?rwshard.writePause=0",
+		"app:" + pw + "@tcp(127.0.0.1:1),tcp(127.0.0.1:2)/app?rwshard.weights=x:1",
+	}
+	for _, dsn := range dsns {
+		for _, args := range [][]string{
+			{"check", "-timeout", "1s", dsn},
+			{"check", "-json", "-timeout", "1s", dsn},
+			{"explain", dsn, "SELECT 1"},
+			{"explain", "-json", dsn, "SELECT ?", "1"},
+			{"lag", "-count", "1", "-interval", "100ms", dsn},
+			{"check", dsn, "extra"},
+		} {
+			r := cli(t, args...)
+			out := r.stdout + r.stderr
+			assert.NotContains(t, out, pw, "%q printed the password:\n%s", args, out)
+		}
+	}
+}
