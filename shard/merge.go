@@ -108,7 +108,8 @@ func (k AggKind) String() string {
 //     int64 (then uint64, then decimal text when they overflow); float64 or
 //     float32 inputs make the sum a float64.
 //   - MIN, MAX: the least / greatest non-NULL value under the ORDER BY
-//     comparison; NULL when there is none.
+//     comparison (for a character column with a weight, the value of
+//     a row whose weight is least / greatest); NULL when there is none.
 //   - AVG: computed from the derived SUM (SumIndex) and COUNT (CountIndex)
 //     columns, never from the shards' own averages: total SUM / total COUNT,
 //     NULL when the count is 0. With exact inputs (integers, decimal text)
@@ -174,14 +175,17 @@ const NoLimit = -1
 //     text and binary strings bytewise, i.e. in binary collation. A shard
 //     that sorted in a case- or accent-insensitive collation (the default
 //     utf8mb4 collations are) orders differently, and calls "a" and "A"
-//     equal: for ORDER BY, GROUP BY or DISTINCT on such a column the
-//     rewriter appends WEIGHT_STRING(col), a VARBINARY whose bytewise order
-//     is the collation's order (NULL for a number), and names the pair in
-//     Weights (Vitess does the same); the merge then orders, groups and
-//     compares a character column (CHAR, VARCHAR, TEXT…) through its
-//     weight string. MIN and MAX of such a column compare bytewise and may
-//     pick another value than the server would. ENUM and SET sort by their
-//     ordinal in MySQL, not by their text; order by CAST(col AS CHAR) or
+//     equal: for each ORDER BY and GROUP BY item, column of a DISTINCT
+//     select list, DISTINCT aggregate argument and MIN or MAX that may be
+//     text the rewriter appends a weight column and names the pair in
+//     Weights (Vitess does the same); the merge then orders, groups,
+//     de-duplicates and picks the least or greatest character value (CHAR,
+//     VARCHAR, TEXT…) through its weight, returning the value as a shard
+//     sent it. With Collated the weight columns carry how the collation
+//     pads with spaces (merge_collation.go) and a character value the
+//     merge would have to compare without a weight is refused. ENUM and
+//     SET sort by their ordinal in MySQL, not by their text: a Collated
+//     plan refuses them as ORDER BY keys; order by CAST(col AS CHAR) or
 //     col+0 instead.
 type MergePlan struct {
 	// OrderBy keys; empty: no order (rows come shard after shard).
@@ -209,11 +213,22 @@ type MergePlan struct {
 	// Weights pair columns with the WEIGHT_STRING of their value in the
 	// shards' collation. Where the column turns out to be of a character
 	// type (by ColumnTypes, or the first source's type names), its OrderBy
-	// keys, GroupBy entries and DISTINCT comparison use the weight column
-	// instead; other columns (numbers, whose weight string is NULL,
-	// temporal and binary types, and columns of unknown type) keep their
-	// own values.
+	// keys, GroupBy entries, DISTINCT comparison, DISTINCT aggregate
+	// argument and, for a MIN or MAX column, the choice of its value use
+	// the weight column instead; other columns (numbers, whose weight
+	// string is NULL, temporal and binary types, and, without Collated,
+	// columns of unknown type) keep their own values.
 	Weights []Weight
+	// Collated: the weight columns hold the rewriter's weight encoding
+	// (merge_collation.go), which says how the collation pads and is
+	// compared accordingly ('a' and 'a ' equal under PAD SPACE, 'a\t'
+	// before 'a'), and every value that may be text has one: a character
+	// column compared without a weight, one whose type is unknown, or a
+	// collation whose weights rwshard cannot compare (several levels)
+	// makes the merge fail with ErrUnsupported instead of comparing bytes.
+	// Without Collated the weights are plain WEIGHT_STRING values compared
+	// bytewise, right for NO PAD collations only.
+	Collated bool
 	// ColumnTypes are the database type names of the shard row columns as
 	// driver.RowsColumnTypeDatabaseTypeName reports them ("DECIMAL",
 	// "VARCHAR", "UNSIGNED BIGINT", …). They decide how []byte values
@@ -316,16 +331,28 @@ func newMerged(plan MergePlan, set *sourceSet) (*mergedRows, error) {
 	if visible == 0 {
 		visible = ncols
 	}
+	cmpCols, err := plan.collation(cols, types, cls, visible)
+	if err != nil {
+		return nil, err
+	}
+	weigh := cmpCols.weigh
+	set.checks = cmpCols.checks
 
 	isAgg := make([]bool, ncols)
 	for _, a := range plan.Aggregates {
 		isAgg[a.Index] = true
 	}
-	// Character columns with a weight string compare through it.
-	weigh := make(map[int]int, len(plan.Weights))
-	for _, w := range plan.Weights {
-		if types != nil && isCharType(types[w.Column]) {
-			weigh[w.Column] = w.Weight
+	var having *havingCond
+	if plan.Having != nil {
+		env := &havingEnv{ncols: ncols, cols: cols, types: types, collated: plan.Collated, picks: cmpCols.picks}
+		if having, err = compileHaving(plan.Having, env); err != nil {
+			return nil, err
+		}
+		set.checks = append(set.checks, env.checks...)
+	}
+	for _, p := range cmpCols.picks {
+		for _, c := range p.keep[1:] {
+			isAgg[c] = true // taken from the row MIN or MAX picks
 		}
 	}
 	if len(weigh) > 0 {
@@ -355,11 +382,11 @@ func newMerged(plan MergePlan, set *sourceSet) (*mergedRows, error) {
 	var in rowStream
 	switch {
 	case len(plan.GroupBy) == 0 && len(plan.Aggregates) > 0:
-		in = &globalStream{in: newConcat(set, ncols), spec: newGroupSpec(plan, cls, isAgg, ncols)}
+		in = &globalStream{in: newConcat(set, ncols), spec: newGroupSpec(plan, cls, isAgg, cmpCols.picks)}
 	case len(plan.GroupBy) > 0 && groupsStream(plan.GroupBy, plan.OrderBy):
 		in = &groupStream{
 			in:   newHeap(set, ncols, plan.OrderBy, cls),
-			spec: newGroupSpec(plan, cls, isAgg, ncols),
+			spec: newGroupSpec(plan, cls, isAgg, cmpCols.picks),
 		}
 	case len(plan.GroupBy) > 0:
 		order := plan.OrderBy
@@ -369,17 +396,14 @@ func newMerged(plan MergePlan, set *sourceSet) (*mergedRows, error) {
 				order[i] = OrderKey{Index: g}
 			}
 		}
-		in = &memGroupStream{in: newConcat(set, ncols), spec: newGroupSpec(plan, cls, isAgg, ncols), order: order}
+		in = &memGroupStream{in: newConcat(set, ncols), spec: newGroupSpec(plan, cls, isAgg, cmpCols.picks), order: order}
 	case len(plan.OrderBy) > 0:
 		in = newHeap(set, ncols, plan.OrderBy, cls)
 	default:
 		in = newConcat(set, ncols)
 	}
-	if plan.Having != nil {
-		if err := plan.Having.validate(ncols, types); err != nil {
-			return nil, err
-		}
-		in = &havingStream{in: in, cond: plan.Having, cls: cls}
+	if having != nil {
+		in = &havingStream{in: in, cond: having}
 	}
 	if plan.Distinct {
 		eq := make([]int, visible)
@@ -519,6 +543,7 @@ type sourceSet struct {
 	srcs      []Source
 	closed    []bool
 	closeErrs []error
+	checks    []weightCheck // run on every row read
 }
 
 // next reads the next row of source i into dest; at its end it closes it.
@@ -528,6 +553,11 @@ func (s *sourceSet) next(i int, dest []driver.Value) error {
 	}
 	err := s.srcs[i].Next(dest)
 	if err == nil {
+		for j := range s.checks {
+			if err := s.checks[j].check(dest); err != nil {
+				return &SourceError{Source: i, Err: err}
+			}
+		}
 		return nil
 	}
 	if err == io.EOF {

@@ -31,6 +31,9 @@ const (
 	// classTime: TIME columns: "[-]H+:MM:SS[.ffffff]" compares as a signed
 	// duration (bytewise order breaks on negative or 100+ hour values).
 	classTime
+	// classWeight: the rewriter's weight columns (merge_collation.go):
+	// weight strings compared as their collation compares the strings.
+	classWeight
 )
 
 // classOf maps a database type name (driver.RowsColumnTypeDatabaseTypeName)
@@ -211,6 +214,8 @@ func compareText(x, y []byte, cls colClass) int {
 	switch cls {
 	case classText:
 		return bytes.Compare(x, y)
+	case classWeight:
+		return compareWeights(x, y)
 	case classTime:
 		dx, okx := parseTimeOfDay(x)
 		dy, oky := parseTimeOfDay(y)
@@ -535,6 +540,8 @@ func appendKey(b []byte, v driver.Value, cls colClass) []byte {
 		tag, payload = 's', text
 		switch cls {
 		case classText:
+		case classWeight:
+			payload = appendWeightKey(scratch[:0], text)
 		case classTime:
 			if d, ok := parseTimeOfDay(text); ok {
 				tag, payload = 'd', binary.BigEndian.AppendUint64(scratch[:0], uint64(d))

@@ -22,12 +22,15 @@ type groupSpec struct {
 	cls     []colClass
 	groupBy []int
 	aggs    []Aggregate
-	plain   []int // columns that are not aggregates
+	picks   map[int]*pick // MIN and MAX by column
+	plain   []int         // columns that are not aggregates (nor taken along by MIN or MAX)
 }
 
-func newGroupSpec(plan MergePlan, cls []colClass, isAgg []bool, ncols int) *groupSpec {
-	s := &groupSpec{cls: cls, groupBy: plan.GroupBy, aggs: plan.Aggregates}
-	for c := 0; c < ncols; c++ {
+// newGroupSpec: isAgg marks the aggregate columns and those that MIN and
+// MAX take from the row they pick.
+func newGroupSpec(plan MergePlan, cls []colClass, isAgg []bool, picks map[int]*pick) *groupSpec {
+	s := &groupSpec{cls: cls, groupBy: plan.GroupBy, aggs: plan.Aggregates, picks: picks}
+	for c := range isAgg {
 		if !isAgg[c] {
 			s.plain = append(s.plain, c)
 		}
@@ -39,7 +42,11 @@ func (s *groupSpec) newState() *groupState {
 	g := &groupState{row: newRowCopy(len(s.cls)), accs: make([]aggAcc, len(s.aggs))}
 	for i, a := range s.aggs {
 		g.accs[i].agg = a
-		g.accs[i].cls = s.cls[a.Index]
+		if p := s.picks[a.Index]; p != nil {
+			g.accs[i].pick = p
+			g.accs[i].cls = s.cls[p.by]
+			g.accs[i].kept = newRowCopy(len(p.keep))
+		}
 		if a.Distinct {
 			g.accs[i].argCls = s.cls[a.ArgIndex]
 			g.accs[i].seen = make(map[string]struct{})
@@ -92,6 +99,14 @@ func (g *groupState) add(s *groupSpec, row []driver.Value, src int) error {
 func (g *groupState) result() []driver.Value {
 	for i := range g.accs {
 		a := &g.accs[i]
+		if a.pick != nil {
+			// Values of kept live in its buffers: valid until the state
+			// is reset, like the rest of the group's row.
+			for j, c := range a.pick.keep {
+				g.row.vals[c] = a.kept.vals[j]
+			}
+			continue
+		}
 		g.row.vals[a.agg.Index] = a.result()
 	}
 	return g.row.vals
@@ -100,10 +115,14 @@ func (g *groupState) result() []driver.Value {
 // aggAcc accumulates one aggregate over the rows of a group.
 type aggAcc struct {
 	agg      Aggregate
-	cls      colClass
+	cls      colClass // MIN, MAX: of the column pick.by
 	sum, cnt numAcc
-	best     driver.Value // MIN, MAX
-	buf      []byte       // holds best when it is []byte
+	// MIN, MAX: the columns pick.keep of the row picked so far (all NULL
+	// before the first non-NULL value). A character value is picked by its
+	// weight and returned as the shard sent it, as the server returns one
+	// of the values that weigh the least (or most).
+	pick *pick
+	kept rowCopy
 	// DISTINCT: the keys of the argument values added so far.
 	seen   map[string]struct{}
 	argCls colClass
@@ -113,7 +132,7 @@ type aggAcc struct {
 func (a *aggAcc) reset() {
 	a.sum.reset()
 	a.cnt.reset()
-	a.best = nil
+	clear(a.kept.vals)
 	clear(a.seen)
 }
 
@@ -142,21 +161,22 @@ func (a *aggAcc) add(row []driver.Value) error {
 			return fmt.Errorf("column %d (COUNT for AVG): %w", a.agg.CountIndex, err)
 		}
 	case AggMin, AggMax:
-		v := row[a.agg.Index]
-		if v == nil {
+		by := 0
+		if a.pick.by != a.agg.Index {
+			by = 1 // the weight, kept after the value
+		}
+		v := row[a.pick.by]
+		if v == nil || row[a.agg.Index] == nil {
 			return nil
 		}
-		if a.best != nil {
-			c := compareValues(v, a.best, a.cls)
+		if best := a.kept.vals[by]; best != nil {
+			c := compareValues(v, best, a.cls)
 			if (a.agg.Kind == AggMin && c >= 0) || (a.agg.Kind == AggMax && c <= 0) {
 				return nil
 			}
 		}
-		if b, ok := v.([]byte); ok {
-			a.buf = append(a.buf[:0], b...)
-			a.best = a.buf
-		} else {
-			a.best = v
+		for j, c := range a.pick.keep {
+			a.kept.set(j, row[c])
 		}
 	}
 	return nil
@@ -174,9 +194,7 @@ func (a *aggAcc) result() driver.Value {
 	case AggAvg:
 		return avgValue(&a.sum, &a.cnt)
 	}
-	// A []byte best lives in a.buf: valid until the state is reset, like
-	// the rest of the group's row.
-	return a.best
+	return a.kept.vals[0] // MIN, MAX
 }
 
 // groupStream merges groups of a stream sorted on the group columns: the

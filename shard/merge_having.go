@@ -6,6 +6,8 @@ package shard
 
 import (
 	"database/sql/driver"
+	"fmt"
+	"strconv"
 )
 
 var _ rowStream = (*havingStream)(nil)
@@ -29,9 +31,13 @@ const (
 // SQL's three-valued logic.
 //
 // Values compare as ORDER BY does (compareValues): numbers numerically
-// across types and decimal text. Character columns cannot be compared in
-// the merge (their collation is the server's): Merge refuses a Having on a
-// CHAR, VARCHAR or TEXT column when it knows the column types.
+// across types and decimal text. A comparison that involves a character
+// column (CHAR, VARCHAR, TEXT, by the column types) compares the weight
+// strings of its two operands in the collation the server would compare
+// them in, which the rewriter selects (HavingOperand.Weight); without them,
+// or against a number or a column of another type (which MySQL converts
+// to numbers), it is refused with ErrUnsupported. So is text that is not a
+// number against a numeric column.
 type Having struct {
 	Op HavingOp
 	// Sub are the operands of HavingAnd and HavingOr (one or more) and
@@ -48,6 +54,13 @@ type HavingOperand struct {
 	Column int
 	Const  bool
 	Value  driver.Value
+	// Weighted: Weight is the column that holds the operand's weight
+	// string in the collation of its comparison, in the form of a
+	// Collated plan's weight columns (merge_collation.go): the same on
+	// every row for a Const, taken from the row a MIN or MAX picks for
+	// such a column.
+	Weighted bool
+	Weight   int
 }
 
 const (
@@ -56,71 +69,197 @@ const (
 	havingTrue    int8 = 1
 )
 
-func (h *Having) validate(ncols int, types []string) error {
-	operand := func(o HavingOperand) error {
-		if o.Const {
-			return nil
+// havingCond is a Having checked against the shard rows, ready to be
+// evaluated.
+type havingCond struct {
+	op          HavingOp
+	sub         []havingCond
+	cmp         string
+	left, right HavingOperand
+	weighed     bool     // compare the operands' weights
+	cls         colClass // how the operands compare
+}
+
+// havingEnv is what compileHaving checks a Having against.
+type havingEnv struct {
+	ncols    int
+	cols     []string
+	types    []string
+	collated bool
+	picks    map[int]*pick
+	checks   []weightCheck // of the weight columns the comparisons use
+}
+
+func compileHaving(h *Having, env *havingEnv) (*havingCond, error) {
+	c, err := env.compile(h)
+	if err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+func (env *havingEnv) inRange(what string, i int) error {
+	if i < 0 || i >= env.ncols {
+		return planError("Having %s %d out of range (%d columns)", what, i, env.ncols)
+	}
+	return nil
+}
+
+func (env *havingEnv) operand(o HavingOperand) error {
+	if o.Weighted {
+		if err := env.inRange("weight column", o.Weight); err != nil {
+			return err
 		}
-		if o.Column < 0 || o.Column >= ncols {
-			return planError("Having column %d out of range (%d columns)", o.Column, ncols)
-		}
-		if types != nil && isCharType(types[o.Column]) {
-			return planError("Having compares character column %d (%s), whose collation is the server's", o.Column, types[o.Column])
-		}
+	}
+	if o.Const {
 		return nil
 	}
+	return env.inRange("column", o.Column)
+}
+
+func (env *havingEnv) compile(h *Having) (havingCond, error) {
+	c := havingCond{op: h.Op, cmp: h.Cmp, left: h.Left, right: h.Right}
 	switch h.Op {
 	case HavingCompare:
 		switch h.Cmp {
 		case "=", "!=", "<", "<=", ">", ">=", "<=>":
 		default:
-			return planError("Having comparison %q", h.Cmp)
+			return c, planError("Having comparison %q", h.Cmp)
 		}
-		if err := operand(h.Left); err != nil {
-			return err
+		if err := env.operand(h.Left); err != nil {
+			return c, err
 		}
-		return operand(h.Right)
+		if err := env.operand(h.Right); err != nil {
+			return c, err
+		}
+		return c, env.comparison(&c)
 	case HavingIsNull, HavingIsNotNull:
-		return operand(h.Left)
+		return c, env.operand(h.Left)
 	case HavingAnd, HavingOr, HavingNot:
 		if len(h.Sub) == 0 || (h.Op == HavingNot && len(h.Sub) != 1) {
-			return planError("Having op %d with %d operands", h.Op, len(h.Sub))
+			return c, planError("Having op %d with %d operands", h.Op, len(h.Sub))
 		}
+		c.sub = make([]havingCond, len(h.Sub))
 		for i := range h.Sub {
-			if err := h.Sub[i].validate(ncols, types); err != nil {
-				return err
+			var err error
+			if c.sub[i], err = env.compile(&h.Sub[i]); err != nil {
+				return c, err
 			}
 		}
-		return nil
+		return c, nil
 	}
-	return planError("Having op %d", h.Op)
+	return c, planError("Having op %d", h.Op)
+}
+
+// comparison decides how the operands of c compare.
+func (env *havingEnv) comparison(c *havingCond) error {
+	l, r := c.left, c.right
+	c.cls = classAuto
+	if !l.Const && env.types != nil {
+		c.cls = classOf(env.types[l.Column])
+	} else if !r.Const && env.types != nil {
+		c.cls = classOf(env.types[r.Column])
+	}
+	if (l.Const && l.Value == nil) || (r.Const && r.Value == nil) {
+		return nil // unknown, or for <=> whether the other is NULL
+	}
+	char := func(o HavingOperand) bool { return !o.Const && env.types != nil && isCharType(env.types[o.Column]) }
+	text := func(o HavingOperand) bool {
+		if o.Const {
+			switch o.Value.(type) {
+			case []byte, string:
+				return true
+			}
+			return false
+		}
+		return char(o)
+	}
+	name := func(o HavingOperand) string {
+		if o.Const {
+			return "a constant"
+		}
+		return env.cols[o.Column]
+	}
+	switch {
+	case char(l) || char(r):
+		if !text(l) || !text(r) {
+			return unsupportedMerge("HAVING compares %s with %s: MySQL compares a character value with a number as numbers, the merge does not", name(l), name(r))
+		}
+		if !l.Weighted || !r.Weighted {
+			return fmt.Errorf("%w: HAVING compares %s and %s without their weight strings: %w", ErrMergePlan, name(l), name(r),
+				unsupportedMerge("character values compare in the server's collation"))
+		}
+		c.weighed, c.cls = true, classText
+		if env.collated {
+			c.cls = classWeight
+			env.checks = append(env.checks, weightCheck{weight: l.Weight, name: name(l)}, weightCheck{weight: r.Weight, name: name(r)})
+		}
+		for _, o := range []HavingOperand{l, r} {
+			if p := env.picks[o.Column]; p != nil && !o.Const {
+				p.carry(o.Weight)
+			}
+		}
+	case env.collated && (env.types == nil || (!l.Const && !knownType(env.types[l.Column])) || (!r.Const && !knownType(env.types[r.Column]))):
+		// Refused at the first text: a weight that is not NULL.
+		for _, o := range []HavingOperand{l, r} {
+			if o.Weighted {
+				env.checks = append(env.checks, weightCheck{weight: o.Weight, name: name(o), untyped: true})
+			}
+		}
+	case c.cls == classNumeric && (text(l) || text(r)):
+		num, v := l, r.Value
+		if l.Const {
+			num, v = r, l.Value
+		}
+		if !numericText(v) {
+			return unsupportedMerge("HAVING compares the number %s with text that is not a number", name(num))
+		}
+	}
+	return nil
+}
+
+// numericText reports text that reads as a number, as decimal or float
+// syntax.
+func numericText(v driver.Value) bool {
+	var b []byte
+	switch x := v.(type) {
+	case []byte:
+		b = x
+	case string:
+		b = []byte(x)
+	default:
+		return true
+	}
+	if _, ok := parseDecimal(b); ok {
+		return true
+	}
+	_, err := strconv.ParseFloat(string(b), 64)
+	return err == nil
 }
 
 // eval is the condition's truth value on row.
-func (h *Having) eval(row []driver.Value, cls []colClass) int8 {
-	val := func(o HavingOperand) (driver.Value, colClass) {
+func (h *havingCond) eval(row []driver.Value) int8 {
+	val := func(o HavingOperand) driver.Value {
 		if o.Const {
-			return o.Value, classAuto
+			return o.Value
 		}
-		return row[o.Column], cls[o.Column]
+		return row[o.Column]
 	}
-	switch h.Op {
+	switch h.op {
 	case HavingCompare:
-		l, lc := val(h.Left)
-		r, rc := val(h.Right)
-		if h.Cmp == "<=>" {
+		l, r := val(h.left), val(h.right)
+		if h.cmp == "<=>" {
 			if l == nil || r == nil {
 				return truth(l == nil && r == nil)
 			}
 		} else if l == nil || r == nil {
 			return havingUnknown
 		}
-		c := lc
-		if h.Left.Const {
-			c = rc
+		if h.weighed {
+			l, r = row[h.left.Weight], row[h.right.Weight]
 		}
-		n := compareValues(l, r, c)
-		switch h.Cmp {
+		n := compareValues(l, r, h.cls)
+		switch h.cmp {
 		case "=", "<=>":
 			return truth(n == 0)
 		case "!=":
@@ -135,10 +274,9 @@ func (h *Having) eval(row []driver.Value, cls []colClass) int8 {
 			return truth(n >= 0)
 		}
 	case HavingIsNull, HavingIsNotNull:
-		v, _ := val(h.Left)
-		return truth((v == nil) == (h.Op == HavingIsNull))
+		return truth((val(h.left) == nil) == (h.op == HavingIsNull))
 	case HavingNot:
-		switch t := h.Sub[0].eval(row, cls); t {
+		switch t := h.sub[0].eval(row); t {
 		case havingUnknown:
 			return t
 		default:
@@ -146,11 +284,11 @@ func (h *Having) eval(row []driver.Value, cls []colClass) int8 {
 		}
 	default: // HavingAnd, HavingOr: SQL's three-valued logic
 		decides, out := havingFalse, havingTrue // AND: one false decides
-		if h.Op == HavingOr {
+		if h.op == HavingOr {
 			decides, out = havingTrue, havingFalse // OR: one true does
 		}
-		for i := range h.Sub {
-			switch v := h.Sub[i].eval(row, cls); v {
+		for i := range h.sub {
+			switch v := h.sub[i].eval(row); v {
 			case decides:
 				return v
 			case havingUnknown:
@@ -171,8 +309,7 @@ func truth(b bool) int8 {
 // havingStream passes the merged groups for which the condition is true.
 type havingStream struct {
 	in   rowStream
-	cond *Having
-	cls  []colClass
+	cond *havingCond
 }
 
 func (h *havingStream) next() ([]driver.Value, int, error) {
@@ -181,7 +318,7 @@ func (h *havingStream) next() ([]driver.Value, int, error) {
 		if err != nil {
 			return nil, src, err
 		}
-		if h.cond.eval(row, h.cls) == havingTrue {
+		if h.cond.eval(row) == havingTrue {
 			return row, src, nil
 		}
 	}

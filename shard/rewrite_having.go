@@ -10,9 +10,12 @@ package shard
 //
 // The merge evaluates comparisons (=, <>, !=, <, <=, >, >=, <=>) of an
 // aggregate, a selected alias or a group column with another one, a
-// number, NULL or '?'; IS [NOT] NULL; AND, OR, NOT. Anything else in such
-// a condition (functions, arithmetic, string literals, subqueries) is
-// refused.
+// number, a string, NULL or '?'; IS [NOT] NULL; AND, OR, NOT. Anything
+// else in such a condition (functions, arithmetic, subqueries) is
+// refused. A comparison that may compare text selects the weights of both
+// operands in the collation the server compares them in: the weight
+// column (weightExpr) of IF(FALSE, other, operand), whose value is the
+// operand's and whose collation is the one MySQL derives for the pair.
 
 import (
 	"database/sql/driver"
@@ -29,13 +32,18 @@ type havingNode struct {
 	cmp         string
 	left, right havingTerm
 	idxL, idxR  int // the columns' final indexes
+	// weighted: wL and wR are the operands' weight columns.
+	weighted     bool
+	wL, wR       colRef
+	idxWL, idxWR int
 }
 
 type havingTerm struct {
 	col     colRef
 	isConst bool
 	val     driver.Value
-	arg     int // position of '?' in the caller's args, or -1
+	arg     int            // position of '?' in the caller's args, or -1
+	expr    sqlparser.Expr // the operand's SQL
 }
 
 // having splits sel.Having: what stays on the shards and the merge's
@@ -156,7 +164,13 @@ func (w *selectRewriter) havingCond(e sqlparser.Expr) (*havingNode, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &havingNode{op: HavingCompare, cmp: cmp, left: l, right: r}, nil
+		n := &havingNode{op: HavingCompare, cmp: cmp, left: l, right: r}
+		if w.mayCompareText(l, r) {
+			n.weighted = true
+			n.wL = w.derive(weightExpr(fn("if", sqlparser.BoolVal(false), sqlparser.CloneExpr(r.expr), sqlparser.CloneExpr(l.expr))))
+			n.wR = w.derive(weightExpr(fn("if", sqlparser.BoolVal(false), sqlparser.CloneExpr(l.expr), sqlparser.CloneExpr(r.expr))))
+		}
+		return n, nil
 	case *sqlparser.IsExpr:
 		op := HavingIsNull
 		switch x.Right {
@@ -178,26 +192,29 @@ func (w *selectRewriter) havingCond(e sqlparser.Expr) (*havingNode, error) {
 	return nil, unsupported("HAVING condition %s over several shards", sqlparser.String(e))
 }
 
-// havingTerm is an operand of a comparison: a number, NULL or '?', or a
-// column (an aggregate, an alias, a group column), selected as a hidden
-// column when the select list lacks it.
+// havingTerm is an operand of a comparison: a number, a string, NULL or
+// '?', or a column (an aggregate, an alias, a group column), selected as a
+// hidden column when the select list lacks it.
 func (w *selectRewriter) havingTerm(e sqlparser.Expr) (havingTerm, error) {
 	switch x := e.(type) {
 	case *sqlparser.Argument:
 		if i, ok := placeholderIndex(x.Name); ok {
-			return havingTerm{isConst: true, arg: i}, nil
+			return havingTerm{isConst: true, arg: i, expr: e}, nil
 		}
 	case *sqlparser.NullVal:
-		return havingTerm{isConst: true, arg: -1}, nil
+		return havingTerm{isConst: true, arg: -1, expr: e}, nil
 	case *sqlparser.Literal:
-		if v, ok := havingNumber(x.Type, x.Val); ok {
-			return havingTerm{isConst: true, arg: -1, val: v}, nil
+		if x.Type == sqlparser.StrVal {
+			return havingTerm{isConst: true, arg: -1, val: []byte(x.Val), expr: e}, nil
 		}
-		return havingTerm{}, unsupported("HAVING compares with %s over several shards (numbers, NULL and '?' only)", sqlparser.String(e))
+		if v, ok := havingNumber(x.Type, x.Val); ok {
+			return havingTerm{isConst: true, arg: -1, val: v, expr: e}, nil
+		}
+		return havingTerm{}, unsupported("HAVING compares with %s over several shards (numbers, strings, NULL and '?' only)", sqlparser.String(e))
 	case *sqlparser.UnaryExpr:
 		if l, ok := x.Expr.(*sqlparser.Literal); ok && x.Operator == sqlparser.UMinusOp {
 			if v, ok := havingNumber(l.Type, "-"+l.Val); ok {
-				return havingTerm{isConst: true, arg: -1, val: v}, nil
+				return havingTerm{isConst: true, arg: -1, val: v, expr: e}, nil
 			}
 		}
 	case *sqlparser.ColName:
@@ -205,15 +222,29 @@ func (w *selectRewriter) havingTerm(e sqlparser.Expr) (havingTerm, error) {
 		if err != nil {
 			return havingTerm{}, err
 		}
-		return havingTerm{col: c, arg: -1}, nil
+		return havingTerm{col: c, arg: -1, expr: w.exprOf(c)}, nil
 	case sqlparser.AggrFunc:
 		c, err := w.column(e, false)
 		if err != nil {
 			return havingTerm{}, err
 		}
-		return havingTerm{col: c, arg: -1}, nil
+		return havingTerm{col: c, arg: -1, expr: w.exprOf(c)}, nil
 	}
 	return havingTerm{}, unsupported("HAVING operand %s over several shards", sqlparser.String(e))
+}
+
+// mayCompareText reports whether a comparison of l and r may compare
+// character values: a column that may be text, and no NULL.
+func (w *selectRewriter) mayCompareText(l, r havingTerm) bool {
+	if l.expr == nil || r.expr == nil {
+		return false
+	}
+	for _, t := range []havingTerm{l, r} {
+		if _, null := t.expr.(*sqlparser.NullVal); null {
+			return false
+		}
+	}
+	return (!l.isConst && mayBeText(l.expr)) || (!r.isConst && mayBeText(r.expr))
 }
 
 func havingNumber(t sqlparser.ValType, s string) (driver.Value, bool) {
@@ -244,6 +275,9 @@ func (n *havingNode) resolve(w *selectRewriter) {
 	if !n.right.isConst {
 		n.idxR = w.index(n.right.col)
 	}
+	if n.weighted {
+		n.idxWL, n.idxWR = w.index(n.wL), w.index(n.wR)
+	}
 	for _, s := range n.sub {
 		s.resolve(w)
 	}
@@ -262,6 +296,10 @@ func (n *havingNode) bind(args []driver.NamedValue) Having {
 		return HavingOperand{Const: true, Value: t.val}
 	}
 	h.Left, h.Right = operand(n.left, n.idxL), operand(n.right, n.idxR)
+	if n.weighted {
+		h.Left.Weighted, h.Left.Weight = true, n.idxWL
+		h.Right.Weighted, h.Right.Weight = true, n.idxWR
+	}
 	if len(n.sub) > 0 {
 		h.Sub = make([]Having, len(n.sub))
 		for i, s := range n.sub {

@@ -17,10 +17,14 @@ package shard
 //     merged groups (rewrite_having.go); LIMIT is then not pushed down.
 //   - GROUP BY without ORDER BY gets ORDER BY the group columns, so the
 //     groups of the shards stream in one order.
-//   - Each ORDER BY and GROUP BY item, and each column of a DISTINCT
-//     select list, that may be a character string gets a derived
-//     WEIGHT_STRING(item): the merge compares character columns through it,
-//     in the shards' collation (MergePlan.Weights).
+//   - Each ORDER BY and GROUP BY item, each column of a DISTINCT select
+//     list, each DISTINCT aggregate argument and each MIN and MAX that may
+//     be a character string gets a derived weight column (WEIGHT_STRING
+//     and how its collation pads, weightExpr): the merge compares
+//     character values through it, in the shards' collation
+//     (MergePlan.Weights, MergePlan.Collated). HAVING comparisons that may
+//     compare text get the weights of both operands in the comparison's
+//     collation (rewrite_having.go).
 //
 // Refused, because the shards' partial answers cannot be combined:
 // HAVING beyond comparisons (rewrite_having.go), COUNT(DISTINCT a, b), other aggregates (GROUP_CONCAT, STD…),
@@ -275,6 +279,8 @@ func rewriteMultiSelect(sel *sqlparser.Select) (*selectRewrite, error) {
 		}
 	}
 	mp.Distinct = sel.Distinct
+	// Every value the merge compares that may be text has its weight.
+	mp.Collated = len(mp.OrderBy) > 0 || len(mp.GroupBy) > 0 || len(mp.Aggregates) > 0 || mp.Distinct || having != nil
 	switch d := len(w.derived); {
 	case d == 0:
 		mp.Visible = 0
@@ -302,7 +308,8 @@ func rewriteMultiSelect(sel *sqlparser.Select) (*selectRewrite, error) {
 		// merge reads the shards in the final order (or in none); not when
 		// it groups in memory, nor when derived columns make DISTINCT
 		// compare more columns on the shards than in the merge (weight
-		// strings do not: equal values have equal weights).
+		// columns do not: equal values have equal weights, their trailing
+		// spaces trimmed on the shard).
 		// Nor when the shards group by DISTINCT arguments: their rows are
 		// parts of groups.
 		push := (len(mp.GroupBy) == 0 || groupsStream(mp.GroupBy, mp.OrderBy)) && !(sel.Distinct && len(w.derived) > len(w.weights)) &&
@@ -372,6 +379,9 @@ func (w *selectRewriter) aggregate(e sqlparser.Expr, col colRef) error {
 		a.count = w.derive(&sqlparser.Count{Args: []sqlparser.Expr{sqlparser.CloneExpr(arg)}, Distinct: distinct})
 	}
 	w.aggs = append(w.aggs, a)
+	if kind == AggMin || kind == AggMax {
+		w.weigh(col) // the merge picks the least or greatest text by weight
+	}
 	return nil
 }
 
@@ -395,33 +405,47 @@ func (w *selectRewriter) derive(e sqlparser.Expr) colRef {
 	return colRef{derived: true, n: len(w.derived) - 1}
 }
 
-// weigh derives WEIGHT_STRING of column c's expression, once per column,
-// unless the expression cannot be a character string.
+// weigh derives the weight column of column c's expression, once per
+// column, unless the expression cannot be a character string.
 func (w *selectRewriter) weigh(c colRef) {
 	for _, x := range w.weights {
 		if x.col == c {
 			return
 		}
 	}
-	var e sqlparser.Expr
-	if c.derived {
-		e = w.derived[c.n].(*sqlparser.AliasedExpr).Expr
-	} else if ae, ok := w.exprs[c.n].(*sqlparser.AliasedExpr); ok {
-		e = ae.Expr
-	}
-	if e == nil || !maybeText(e) {
+	e := w.exprOf(c)
+	if e == nil || !mayBeText(e) {
 		return
 	}
-	w.weights = append(w.weights, weightRef{col: c, weight: w.derive(&sqlparser.WeightStringFuncExpr{Expr: sqlparser.CloneExpr(e)})})
+	w.weights = append(w.weights, weightRef{col: c, weight: w.derive(weightExpr(e))})
 }
 
-// maybeText reports whether e may be a character string: not a literal,
-// a placeholder, arithmetic, a comparison or another truth value, or an
-// aggregate (whose column the merge combines on its own).
-func maybeText(e sqlparser.Expr) bool {
-	switch e.(type) {
-	case *sqlparser.Literal, *sqlparser.NullVal, sqlparser.BoolVal, *sqlparser.Argument,
-		*sqlparser.BinaryExpr, *sqlparser.UnaryExpr, *sqlparser.ComparisonExpr, *sqlparser.BetweenExpr,
+// exprOf is the expression of column c; nil for a '*'.
+func (w *selectRewriter) exprOf(c colRef) sqlparser.Expr {
+	if c.derived {
+		return w.derived[c.n].(*sqlparser.AliasedExpr).Expr
+	}
+	if ae, ok := w.exprs[c.n].(*sqlparser.AliasedExpr); ok {
+		return ae.Expr
+	}
+	return nil
+}
+
+// mayBeText reports whether e may be a character string the merge
+// compares: not a number, NULL, arithmetic, a comparison or another truth
+// value, nor an aggregate other than MIN or MAX of text (the merge
+// combines the others on its own). A string literal or a '?' may be text.
+func mayBeText(e sqlparser.Expr) bool {
+	switch x := e.(type) {
+	case *sqlparser.Min:
+		return mayBeText(x.Arg)
+	case *sqlparser.Max:
+		return mayBeText(x.Arg)
+	case *sqlparser.Literal:
+		return x.Type == sqlparser.StrVal
+	case *sqlparser.UnaryExpr:
+		return x.Operator == sqlparser.NStringOp
+	case *sqlparser.NullVal, sqlparser.BoolVal, *sqlparser.BinaryExpr, *sqlparser.ComparisonExpr, *sqlparser.BetweenExpr,
 		*sqlparser.AndExpr, *sqlparser.OrExpr, *sqlparser.XorExpr, *sqlparser.NotExpr, *sqlparser.IsExpr:
 		return false
 	}
@@ -557,4 +581,39 @@ func limitValue(e sqlparser.Expr) (limitSource, bool) {
 		}
 	}
 	return limitSource{}, false
+}
+
+// weightExpr is the SQL of x's weight column, in the form
+// merge_collation.go describes:
+//
+//	CONCAT(IF(pads, 'P', 'N'), CHAR(LENGTH(WEIGHT_STRING(two spaces))),
+//	       WEIGHT_STRING(two spaces),
+//	       TRIM(TRAILING IF(pads, WEIGHT_STRING(one space), empty) FROM WEIGHT_STRING(x)))
+//
+// where pads compares the empty string with one space, and every string
+// is in x's collation: IF(FALSE, x, s) has the value of s and the
+// collation of x, as s has in a comparison with x. The shard trims the
+// trailing spaces so that its DISTINCT over the weight column keeps one of
+// 'a' and 'a ', as it does over the column.
+func weightExpr(x sqlparser.Expr) sqlparser.Expr {
+	as := func(s string) sqlparser.Expr { // a string in x's collation
+		return fn("if", sqlparser.BoolVal(false), sqlparser.CloneExpr(x), sqlparser.NewStrLiteral(s))
+	}
+	ws := func(e sqlparser.Expr) sqlparser.Expr { return &sqlparser.WeightStringFuncExpr{Expr: e} }
+	pads := func() sqlparser.Expr {
+		return &sqlparser.ComparisonExpr{Operator: sqlparser.EqualOp, Left: as(""), Right: as(" ")}
+	}
+	return fn("concat",
+		fn("if", pads(), sqlparser.NewStrLiteral(string(rune(weightPad))), sqlparser.NewStrLiteral(string(rune(weightNoPad)))),
+		&sqlparser.CharExpr{Exprs: []sqlparser.Expr{fn("length", ws(as("  ")))}},
+		ws(as("  ")),
+		&sqlparser.TrimFuncExpr{
+			TrimFuncType: sqlparser.NormalTrimType, Type: sqlparser.TrailingTrimType,
+			TrimArg:   fn("if", pads(), ws(as(" ")), sqlparser.NewStrLiteral("")),
+			StringArg: ws(sqlparser.CloneExpr(x)),
+		})
+}
+
+func fn(name string, args ...sqlparser.Expr) sqlparser.Expr {
+	return &sqlparser.FuncExpr{Name: sqlparser.NewIdentifierCI(name), Exprs: args}
 }

@@ -12,6 +12,45 @@ import (
 	"vitess.io/vitess/go/vt/sqlparser"
 )
 
+// expandWeights replaces each WEIGHT(x) in an expected SQL text by the
+// weight column the rewriter derives for x (weightExpr), which is too long
+// to spell out in every case.
+func expandWeights(sql string) string {
+	var b strings.Builder
+	for {
+		i := strings.Index(sql, "WEIGHT(")
+		if i < 0 {
+			b.WriteString(sql)
+			return b.String()
+		}
+		b.WriteString(sql[:i])
+		depth, j := 0, i+len("WEIGHT")
+		for ; j < len(sql); j++ {
+			if sql[j] == '(' {
+				depth++
+			} else if sql[j] == ')' {
+				if depth--; depth == 0 {
+					break
+				}
+			}
+		}
+		e, err := sqlparser.NewTestParser().ParseExpr(sql[i+len("WEIGHT(") : j])
+		if err != nil {
+			panic(err)
+		}
+		buf := sqlparser.NewTrackedBuffer(func(buf *sqlparser.TrackedBuffer, n sqlparser.SQLNode) {
+			if _, ok := n.(*sqlparser.Argument); ok {
+				buf.WriteByte('?') // as the templates print placeholders
+				return
+			}
+			n.Format(buf)
+		})
+		buf.Myprintf("%v", weightExpr(e))
+		b.WriteString(buf.String())
+		sql = sql[j+1:]
+	}
+}
+
 // ds1 lists the four t_order units of data source ds_1 (user_id = 1).
 func routeDS1(format string, args ...any) []unitWant {
 	var out []unitWant
@@ -26,14 +65,14 @@ func TestRewriteMultiShardSelect(t *testing.T) {
 		{
 			name: "LIMIT o, n → LIMIT 0, o+n", sql: "SELECT id FROM t_order WHERE user_id = 1 ORDER BY id LIMIT 10, 5",
 			reason: ReasonMultiShard,
-			units:  routeDS1("select id, weight_string(id) from %s where user_id = 1 order by id asc limit 0, 15"),
-			merge:  &MergePlan{OrderBy: []OrderKey{{Index: 0}}, Offset: 10, Limit: 5, Visible: 1, Weights: []Weight{{0, 1}}},
+			units:  routeDS1("select id, WEIGHT(id) from %s where user_id = 1 order by id asc limit 0, 15"),
+			merge:  &MergePlan{Collated: true, OrderBy: []OrderKey{{Index: 0}}, Offset: 10, Limit: 5, Visible: 1, Weights: []Weight{{0, 1}}},
 		},
 		{
 			name: "LIMIT ?, ? → LIMIT 0, ?", sql: "SELECT id FROM t_order WHERE user_id = ? ORDER BY id DESC LIMIT ?, ?",
 			args: []any{int64(1), int64(20), int64(10)}, reason: ReasonMultiShard,
-			units: routeDS1("select id, weight_string(id) from %s where user_id = ? order by id desc limit 0, ?", int64(1), int64(30)),
-			merge: &MergePlan{OrderBy: []OrderKey{{Index: 0, Desc: true}}, Offset: 20, Limit: 10, Visible: 1, Weights: []Weight{{0, 1}}},
+			units: routeDS1("select id, WEIGHT(id) from %s where user_id = ? order by id desc limit 0, ?", int64(1), int64(30)),
+			merge: &MergePlan{Collated: true, OrderBy: []OrderKey{{Index: 0, Desc: true}}, Offset: 20, Limit: 10, Visible: 1, Weights: []Weight{{0, 1}}},
 		},
 		{
 			name: "LIMIT n OFFSET o", sql: "SELECT id FROM t_order WHERE user_id = 1 LIMIT 5 OFFSET ?", args: []any{int64(2)},
@@ -44,8 +83,8 @@ func TestRewriteMultiShardSelect(t *testing.T) {
 		{
 			name: "LIMIT o, 18446744073709551615", sql: "SELECT id FROM t_order WHERE user_id = 1 ORDER BY id LIMIT 5, 18446744073709551615",
 			reason: ReasonMultiShard,
-			units:  routeDS1("select id, weight_string(id) from %s where user_id = 1 order by id asc limit 0, 9223372036854775807"),
-			merge:  &MergePlan{OrderBy: []OrderKey{{Index: 0}}, Offset: 5, Limit: math.MaxInt64, Visible: 1, Weights: []Weight{{0, 1}}},
+			units:  routeDS1("select id, WEIGHT(id) from %s where user_id = 1 order by id asc limit 0, 9223372036854775807"),
+			merge:  &MergePlan{Collated: true, OrderBy: []OrderKey{{Index: 0}}, Offset: 5, Limit: math.MaxInt64, Visible: 1, Weights: []Weight{{0, 1}}},
 		},
 		{
 			name: "LIMIT n", sql: "SELECT id FROM t_order WHERE user_id = 1 LIMIT ?", args: []any{int64(3)},
@@ -56,27 +95,27 @@ func TestRewriteMultiShardSelect(t *testing.T) {
 		{
 			name: "ORDER BY a column not selected: derived", sql: "SELECT id, status FROM t_order WHERE user_id = 1 ORDER BY created DESC, id",
 			reason: ReasonMultiShard,
-			units:  routeDS1("select id, `status`, created, weight_string(created), weight_string(id) from %s where user_id = 1 order by created desc, id asc"),
-			merge:  &MergePlan{OrderBy: []OrderKey{{Index: 2, Desc: true}, {Index: 0}}, Limit: NoLimit, Visible: 2, Weights: []Weight{{2, 3}, {0, 4}}},
+			units:  routeDS1("select id, `status`, created, WEIGHT(created), WEIGHT(id) from %s where user_id = 1 order by created desc, id asc"),
+			merge:  &MergePlan{Collated: true, OrderBy: []OrderKey{{Index: 2, Desc: true}, {Index: 0}}, Limit: NoLimit, Visible: 2, Weights: []Weight{{2, 3}, {0, 4}}},
 		},
 		{
 			name: "ORDER BY alias and position", sql: "SELECT id AS i, amount * 2 AS double FROM t_order WHERE user_id = 1 ORDER BY double DESC, 1",
 			reason: ReasonMultiShard,
-			units:  routeDS1("select id as i, amount * 2 as `double`, weight_string(id) from %s where user_id = 1 order by `double` desc, 1 asc"),
-			merge:  &MergePlan{OrderBy: []OrderKey{{Index: 1, Desc: true}, {Index: 0}}, Limit: NoLimit, Visible: 2, Weights: []Weight{{0, 2}}},
+			units:  routeDS1("select id as i, amount * 2 as `double`, WEIGHT(id) from %s where user_id = 1 order by `double` desc, 1 asc"),
+			merge:  &MergePlan{Collated: true, OrderBy: []OrderKey{{Index: 1, Desc: true}, {Index: 0}}, Limit: NoLimit, Visible: 2, Weights: []Weight{{0, 2}}},
 		},
 		{
 			name: "ORDER BY a qualified column matches the unqualified one", sql: "SELECT o.id FROM t_order o WHERE o.user_id = 1 ORDER BY id",
 			reason: ReasonMultiShard,
-			units:  routeDS1("select o.id, weight_string(o.id) from %s as o where o.user_id = 1 order by id asc"),
-			merge:  &MergePlan{OrderBy: []OrderKey{{Index: 0}}, Limit: NoLimit, Visible: 1, Weights: []Weight{{0, 1}}},
+			units:  routeDS1("select o.id, WEIGHT(o.id) from %s as o where o.user_id = 1 order by id asc"),
+			merge:  &MergePlan{Collated: true, OrderBy: []OrderKey{{Index: 0}}, Limit: NoLimit, Visible: 1, Weights: []Weight{{0, 1}}},
 		},
 		{
 			name:   "SELECT * with ORDER BY: derived after *, counted from the end",
 			sql:    "SELECT * FROM t_order WHERE user_id = 1 ORDER BY created LIMIT 5",
 			reason: ReasonMultiShard,
-			units:  routeDS1("select *, created, weight_string(created) from %s where user_id = 1 order by created asc limit 5"),
-			merge:  &MergePlan{OrderBy: []OrderKey{{Index: -2}}, Limit: 5, Visible: -2, Weights: []Weight{{-2, -1}}},
+			units:  routeDS1("select *, created, WEIGHT(created) from %s where user_id = 1 order by created asc limit 5"),
+			merge:  &MergePlan{Collated: true, OrderBy: []OrderKey{{Index: -2}}, Limit: 5, Visible: -2, Weights: []Weight{{-2, -1}}},
 		},
 		{
 			name: "SELECT * without derived columns", sql: "SELECT * FROM t_order WHERE user_id = 1",
@@ -88,25 +127,25 @@ func TestRewriteMultiShardSelect(t *testing.T) {
 			name:   "GROUP BY without ORDER BY: ORDER BY the group columns",
 			sql:    "SELECT status, COUNT(*), SUM(amount), MIN(amount), MAX(amount) FROM t_order WHERE user_id = 1 GROUP BY status LIMIT 3",
 			reason: ReasonMultiShard,
-			units:  routeDS1("select `status`, count(*), sum(amount), min(amount), max(amount), weight_string(`status`) from %s where user_id = 1 group by `status` order by `status` asc limit 3"),
-			merge: &MergePlan{
+			units:  routeDS1("select `status`, count(*), sum(amount), min(amount), max(amount), WEIGHT(min(amount)), WEIGHT(max(amount)), WEIGHT(`status`) from %s where user_id = 1 group by `status` order by `status` asc limit 3"),
+			merge: &MergePlan{Collated: true,
 				OrderBy: []OrderKey{{Index: 0}}, GroupBy: []int{0},
 				Aggregates: []Aggregate{{Kind: AggCount, Index: 1}, {Kind: AggSum, Index: 2}, {Kind: AggMin, Index: 3}, {Kind: AggMax, Index: 4}},
-				Limit:      3, Visible: 5, Weights: []Weight{{0, 5}},
+				Limit:      3, Visible: 5, Weights: []Weight{{3, 5}, {4, 6}, {0, 7}},
 			},
 		},
 		{
 			name: "GROUP BY a column not selected", sql: "SELECT COUNT(*) FROM t_order WHERE user_id = 1 GROUP BY status",
 			reason: ReasonMultiShard,
-			units:  routeDS1("select count(*), `status`, weight_string(`status`) from %s where user_id = 1 group by `status` order by `status` asc"),
-			merge: &MergePlan{OrderBy: []OrderKey{{Index: 1}}, GroupBy: []int{1},
+			units:  routeDS1("select count(*), `status`, WEIGHT(`status`) from %s where user_id = 1 group by `status` order by `status` asc"),
+			merge: &MergePlan{Collated: true, OrderBy: []OrderKey{{Index: 1}}, GroupBy: []int{1},
 				Aggregates: []Aggregate{{Kind: AggCount, Index: 0}}, Limit: NoLimit, Visible: 1, Weights: []Weight{{1, 2}}},
 		},
 		{
 			name: "AVG: SUM and COUNT derived", sql: "SELECT user_id, AVG(amount) AS a FROM t_order WHERE user_id IN (1, 2) GROUP BY user_id",
 			reason: ReasonMultiShard,
-			units:  routeEvery8("select user_id, avg(amount) as a, sum(amount), count(amount), weight_string(user_id) from %s where user_id in (1, 2) group by user_id order by user_id asc"),
-			merge: &MergePlan{OrderBy: []OrderKey{{Index: 0}}, GroupBy: []int{0},
+			units:  routeEvery8("select user_id, avg(amount) as a, sum(amount), count(amount), WEIGHT(user_id) from %s where user_id in (1, 2) group by user_id order by user_id asc"),
+			merge: &MergePlan{Collated: true, OrderBy: []OrderKey{{Index: 0}}, GroupBy: []int{0},
 				Aggregates: []Aggregate{{Kind: AggAvg, Index: 1, SumIndex: 2, CountIndex: 3}, {Kind: AggSum, Index: 2}, {Kind: AggCount, Index: 3}},
 				Limit:      NoLimit, Visible: 2, Weights: []Weight{{0, 4}}},
 		},
@@ -114,42 +153,43 @@ func TestRewriteMultiShardSelect(t *testing.T) {
 			name:   "GROUP BY with ORDER BY an aggregate: grouped in memory, no LIMIT on the shards",
 			sql:    "SELECT status, COUNT(*) AS n FROM t_order WHERE user_id = 1 GROUP BY status ORDER BY n DESC LIMIT 2, 3",
 			reason: ReasonMultiShard,
-			units:  routeDS1("select `status`, count(*) as n, weight_string(`status`) from %s where user_id = 1 group by `status` order by n desc"),
-			merge: &MergePlan{OrderBy: []OrderKey{{Index: 1, Desc: true}}, GroupBy: []int{0},
+			units:  routeDS1("select `status`, count(*) as n, WEIGHT(`status`) from %s where user_id = 1 group by `status` order by n desc"),
+			merge: &MergePlan{Collated: true, OrderBy: []OrderKey{{Index: 1, Desc: true}}, GroupBy: []int{0},
 				Aggregates: []Aggregate{{Kind: AggCount, Index: 1}}, Offset: 2, Limit: 3, Visible: 2, Weights: []Weight{{0, 2}}},
 		},
 		{
 			name:   "ORDER BY an aggregate not selected: hidden aggregate",
 			sql:    "SELECT status FROM t_order WHERE user_id = 1 GROUP BY status ORDER BY SUM(amount) DESC",
 			reason: ReasonMultiShard,
-			units:  routeDS1("select `status`, weight_string(`status`), sum(amount) from %s where user_id = 1 group by `status` order by sum(amount) desc"),
-			merge: &MergePlan{OrderBy: []OrderKey{{Index: 2, Desc: true}}, GroupBy: []int{0},
+			units:  routeDS1("select `status`, WEIGHT(`status`), sum(amount) from %s where user_id = 1 group by `status` order by sum(amount) desc"),
+			merge: &MergePlan{Collated: true, OrderBy: []OrderKey{{Index: 2, Desc: true}}, GroupBy: []int{0},
 				Aggregates: []Aggregate{{Kind: AggSum, Index: 2}}, Limit: NoLimit, Visible: 1, Weights: []Weight{{0, 1}}},
 		},
 		{
 			name: "aggregates without GROUP BY", sql: "SELECT COUNT(*), MAX(created) FROM t_order",
 			reason: ReasonAllShards,
-			units:  routeEvery8("select count(*), max(created) from %s"),
-			merge:  &MergePlan{Aggregates: []Aggregate{{Kind: AggCount, Index: 0}, {Kind: AggMax, Index: 1}}, Limit: NoLimit},
+			units:  routeEvery8("select count(*), max(created), WEIGHT(max(created)) from %s"),
+			merge: &MergePlan{Collated: true, Aggregates: []Aggregate{{Kind: AggCount, Index: 0}, {Kind: AggMax, Index: 1}}, Limit: NoLimit,
+				Visible: 2, Weights: []Weight{{1, 2}}},
 		},
 		{
 			name: "DISTINCT", sql: "SELECT DISTINCT status FROM t_order WHERE user_id = 1 ORDER BY status LIMIT 4",
 			reason: ReasonMultiShard,
-			units:  routeDS1("select distinct `status`, weight_string(`status`) from %s where user_id = 1 order by `status` asc limit 4"),
-			merge:  &MergePlan{OrderBy: []OrderKey{{Index: 0}}, Distinct: true, Limit: 4, Visible: 1, Weights: []Weight{{0, 1}}},
+			units:  routeDS1("select distinct `status`, WEIGHT(`status`) from %s where user_id = 1 order by `status` asc limit 4"),
+			merge:  &MergePlan{Collated: true, OrderBy: []OrderKey{{Index: 0}}, Distinct: true, Limit: 4, Visible: 1, Weights: []Weight{{0, 1}}},
 		},
 		{
 			name:   "DISTINCT with a derived column: no LIMIT on the shards",
 			sql:    "SELECT DISTINCT status FROM t_order WHERE user_id = 1 ORDER BY created LIMIT 4",
 			reason: ReasonMultiShard,
-			units:  routeDS1("select distinct `status`, created, weight_string(created), weight_string(`status`) from %s where user_id = 1 order by created asc"),
-			merge:  &MergePlan{OrderBy: []OrderKey{{Index: 1}}, Distinct: true, Limit: 4, Visible: 1, Weights: []Weight{{1, 2}, {0, 3}}},
+			units:  routeDS1("select distinct `status`, created, WEIGHT(created), WEIGHT(`status`) from %s where user_id = 1 order by created asc"),
+			merge:  &MergePlan{Collated: true, OrderBy: []OrderKey{{Index: 1}}, Distinct: true, Limit: 4, Visible: 1, Weights: []Weight{{1, 2}, {0, 3}}},
 		},
 		{
 			name: "ORDER BY NULL is no order", sql: "SELECT user_id, COUNT(*) FROM t_order GROUP BY user_id ORDER BY NULL",
 			reason: ReasonAllShards,
-			units:  routeEvery8("select user_id, count(*), weight_string(user_id) from %s group by user_id order by user_id asc"),
-			merge: &MergePlan{OrderBy: []OrderKey{{Index: 0}}, GroupBy: []int{0},
+			units:  routeEvery8("select user_id, count(*), WEIGHT(user_id) from %s group by user_id order by user_id asc"),
+			merge: &MergePlan{Collated: true, OrderBy: []OrderKey{{Index: 0}}, GroupBy: []int{0},
 				Aggregates: []Aggregate{{Kind: AggCount, Index: 1}}, Limit: NoLimit, Visible: 2, Weights: []Weight{{0, 2}}},
 		},
 		{
@@ -157,7 +197,7 @@ func TestRewriteMultiShardSelect(t *testing.T) {
 			sql:  "SELECT id FROM t_order WHERE user_id = ? ORDER BY amount > ? DESC", args: []any{int64(1), int64(100)},
 			reason: ReasonMultiShard,
 			units:  routeDS1("select id, amount > ? from %s where user_id = ? order by amount > ? desc", int64(100), int64(1), int64(100)),
-			merge:  &MergePlan{OrderBy: []OrderKey{{Index: 1, Desc: true}}, Limit: NoLimit, Visible: 1},
+			merge:  &MergePlan{Collated: true, OrderBy: []OrderKey{{Index: 1, Desc: true}}, Limit: NoLimit, Visible: 1},
 		},
 		{
 			name:   "HAVING on one shard is fine",
@@ -169,8 +209,8 @@ func TestRewriteMultiShardSelect(t *testing.T) {
 			name:   "ORDER BY SUM(x) uses the SUM derived for AVG(x)",
 			sql:    "SELECT user_id, AVG(amount) FROM t_order WHERE user_id = 1 GROUP BY user_id ORDER BY SUM(amount) DESC",
 			reason: ReasonMultiShard,
-			units:  routeDS1("select user_id, avg(amount), sum(amount), count(amount), weight_string(user_id) from %s where user_id = 1 group by user_id order by sum(amount) desc"),
-			merge: &MergePlan{OrderBy: []OrderKey{{Index: 2, Desc: true}}, GroupBy: []int{0},
+			units:  routeDS1("select user_id, avg(amount), sum(amount), count(amount), WEIGHT(user_id) from %s where user_id = 1 group by user_id order by sum(amount) desc"),
+			merge: &MergePlan{Collated: true, OrderBy: []OrderKey{{Index: 2, Desc: true}}, GroupBy: []int{0},
 				Aggregates: []Aggregate{{Kind: AggAvg, Index: 1, SumIndex: 2, CountIndex: 3}, {Kind: AggSum, Index: 2}, {Kind: AggCount, Index: 3}},
 				Limit:      NoLimit, Visible: 2, Weights: []Weight{{0, 4}}},
 		},
@@ -179,8 +219,8 @@ func TestRewriteMultiShardSelect(t *testing.T) {
 			name: "HAVING: aggregate conditions to the merge, group-column ones stay, no LIMIT on the shards",
 			sql:  "SELECT status, COUNT(*) FROM t_order WHERE user_id = 1 GROUP BY status HAVING COUNT(*) > ? AND status <> 'x' ORDER BY status LIMIT ?",
 			args: []any{int64(3), int64(7)}, reason: ReasonMultiShard,
-			units: routeDS1("select `status`, count(*), weight_string(`status`) from %s where user_id = 1 group by `status` having `status` != 'x' order by `status` asc"),
-			merge: &MergePlan{OrderBy: []OrderKey{{Index: 0}}, GroupBy: []int{0}, Aggregates: []Aggregate{{Kind: AggCount, Index: 1}},
+			units: routeDS1("select `status`, count(*), WEIGHT(`status`) from %s where user_id = 1 group by `status` having `status` != 'x' order by `status` asc"),
+			merge: &MergePlan{Collated: true, OrderBy: []OrderKey{{Index: 0}}, GroupBy: []int{0}, Aggregates: []Aggregate{{Kind: AggCount, Index: 1}},
 				Having: &Having{Op: HavingCompare, Cmp: ">", Left: HavingOperand{Column: 1}, Right: HavingOperand{Const: true, Value: int64(3)}},
 				Limit:  7, Visible: 2, Weights: []Weight{{0, 2}}},
 		},
@@ -188,52 +228,68 @@ func TestRewriteMultiShardSelect(t *testing.T) {
 			name:   "HAVING on an alias, aggregates not selected, OR, NOT, IS NULL",
 			sql:    "SELECT status, SUM(amount) AS s FROM t_order WHERE user_id = 1 GROUP BY status HAVING s >= 10.5 OR MAX(amount) IS NULL OR NOT AVG(amount) < -2",
 			reason: ReasonMultiShard,
-			units:  routeDS1("select `status`, sum(amount) as s, weight_string(`status`), max(amount), avg(amount), sum(amount), count(amount) from %s where user_id = 1 group by `status` order by `status` asc"),
-			merge: &MergePlan{OrderBy: []OrderKey{{Index: 0}}, GroupBy: []int{0},
-				Aggregates: []Aggregate{{Kind: AggSum, Index: 1}, {Kind: AggMax, Index: 3}, {Kind: AggAvg, Index: 4, SumIndex: 5, CountIndex: 6},
-					{Kind: AggSum, Index: 5}, {Kind: AggCount, Index: 6}},
+			units:  routeDS1("select `status`, sum(amount) as s, WEIGHT(`status`), max(amount), WEIGHT(max(amount)), avg(amount), sum(amount), count(amount) from %s where user_id = 1 group by `status` order by `status` asc"),
+			merge: &MergePlan{Collated: true, OrderBy: []OrderKey{{Index: 0}}, GroupBy: []int{0},
+				Aggregates: []Aggregate{{Kind: AggSum, Index: 1}, {Kind: AggMax, Index: 3}, {Kind: AggAvg, Index: 5, SumIndex: 6, CountIndex: 7},
+					{Kind: AggSum, Index: 6}, {Kind: AggCount, Index: 7}},
 				Having: &Having{Op: HavingOr, Sub: []Having{
 					{Op: HavingOr, Sub: []Having{
 						{Op: HavingCompare, Cmp: ">=", Left: HavingOperand{Column: 1}, Right: HavingOperand{Const: true, Value: []byte("10.5")}},
 						{Op: HavingIsNull, Left: HavingOperand{Column: 3}},
 					}},
-					{Op: HavingNot, Sub: []Having{{Op: HavingCompare, Cmp: "<", Left: HavingOperand{Column: 4}, Right: HavingOperand{Const: true, Value: int64(-2)}}}},
+					{Op: HavingNot, Sub: []Having{{Op: HavingCompare, Cmp: "<", Left: HavingOperand{Column: 5}, Right: HavingOperand{Const: true, Value: int64(-2)}}}},
 				}},
-				Limit: NoLimit, Visible: 2, Weights: []Weight{{0, 2}}},
+				Limit: NoLimit, Visible: 2, Weights: []Weight{{0, 2}, {3, 4}}},
 		},
 		{
 			name: "HAVING COUNT(DISTINCT) without GROUP BY", sql: "SELECT COUNT(*) FROM t_order WHERE user_id = 1 HAVING COUNT(DISTINCT status) > 1",
 			reason: ReasonMultiShard,
-			units:  routeDS1("select count(*), count(distinct `status`), `status`, weight_string(`status`) from %s where user_id = 1 group by `status`"),
-			merge: &MergePlan{Aggregates: []Aggregate{{Kind: AggCount, Index: 0}, {Kind: AggCount, Index: 1, Distinct: true, ArgIndex: 2}},
+			units:  routeDS1("select count(*), count(distinct `status`), `status`, WEIGHT(`status`) from %s where user_id = 1 group by `status`"),
+			merge: &MergePlan{Collated: true, Aggregates: []Aggregate{{Kind: AggCount, Index: 0}, {Kind: AggCount, Index: 1, Distinct: true, ArgIndex: 2}},
 				Having: &Having{Op: HavingCompare, Cmp: ">", Left: HavingOperand{Column: 1}, Right: HavingOperand{Const: true, Value: int64(1)}},
 				Limit:  NoLimit, Visible: 1, Weights: []Weight{{2, 3}}},
 		},
 		{
 			name: "HAVING without aggregates stays on the shards", sql: "SELECT status, COUNT(*) FROM t_order WHERE user_id = 1 GROUP BY status HAVING status IN ('a', 'b') LIMIT 2",
 			reason: ReasonMultiShard,
-			units:  routeDS1("select `status`, count(*), weight_string(`status`) from %s where user_id = 1 group by `status` having `status` in ('a', 'b') order by `status` asc limit 2"),
-			merge: &MergePlan{OrderBy: []OrderKey{{Index: 0}}, GroupBy: []int{0}, Aggregates: []Aggregate{{Kind: AggCount, Index: 1}},
+			units:  routeDS1("select `status`, count(*), WEIGHT(`status`) from %s where user_id = 1 group by `status` having `status` in ('a', 'b') order by `status` asc limit 2"),
+			merge: &MergePlan{Collated: true, OrderBy: []OrderKey{{Index: 0}}, GroupBy: []int{0}, Aggregates: []Aggregate{{Kind: AggCount, Index: 1}},
 				Limit: 2, Visible: 2, Weights: []Weight{{0, 2}}},
 		},
 		{name: "HAVING arithmetic", sql: "SELECT status FROM t_order GROUP BY status HAVING COUNT(*) + 1 > 2", err: ErrUnsupported, errHas: []string{"HAVING operand count(*) + 1"}},
-		{name: "HAVING string literal", sql: "SELECT status FROM t_order GROUP BY status HAVING MAX(note) = 'a'", err: ErrUnsupported, errHas: []string{"HAVING compares with 'a'"}},
+		{
+			name:   "HAVING compares text: both operands' weights in the comparison's collation",
+			sql:    "SELECT status FROM t_order WHERE user_id = 1 GROUP BY status HAVING MAX(note) = 'a' OR MIN(note) < ?",
+			args:   []any{"b"},
+			reason: ReasonMultiShard,
+			units: routeDS1("select `status`, WEIGHT(`status`), max(note), WEIGHT(max(note)), WEIGHT(if(false, 'a', max(note))), WEIGHT(if(false, max(note), 'a')), "+
+				"min(note), WEIGHT(min(note)), WEIGHT(if(false, ?, min(note))), WEIGHT(if(false, min(note), ?)) from %s where user_id = 1 group by `status` order by `status` asc",
+				"b", "b", "b", "b", "b", "b", "b", "b", "b", "b", "b", "b", "b", "b", "b", "b"),
+			merge: &MergePlan{Collated: true, OrderBy: []OrderKey{{Index: 0}}, GroupBy: []int{0},
+				Aggregates: []Aggregate{{Kind: AggMax, Index: 2}, {Kind: AggMin, Index: 6}},
+				Having: &Having{Op: HavingOr, Sub: []Having{
+					{Op: HavingCompare, Cmp: "=", Left: HavingOperand{Column: 2, Weighted: true, Weight: 4}, Right: HavingOperand{Const: true, Value: []byte("a"), Weighted: true, Weight: 5}},
+					{Op: HavingCompare, Cmp: "<", Left: HavingOperand{Column: 6, Weighted: true, Weight: 8}, Right: HavingOperand{Const: true, Value: "b", Weighted: true, Weight: 9}},
+				}},
+				Limit: NoLimit, Visible: 1, Weights: []Weight{{0, 1}, {2, 3}, {6, 7}}},
+		},
+		{name: "HAVING string literal of a function", sql: "SELECT status FROM t_order GROUP BY status HAVING MAX(note) = CONCAT('a', 'b')", err: ErrUnsupported, errHas: []string{"HAVING operand CONCAT"}},
 		{name: "HAVING IN", sql: "SELECT status FROM t_order GROUP BY status HAVING COUNT(*) IN (1, 2)", err: ErrUnsupported, errHas: []string{"HAVING comparison in"}},
 		{name: "HAVING with *", sql: "SELECT *, COUNT(*) FROM t_order GROUP BY status HAVING COUNT(*) > 2", err: ErrUnsupported, errHas: []string{"HAVING on aggregates with *"}},
 		{
 			name: "COUNT(DISTINCT): the shards group by the argument", sql: "SELECT COUNT(DISTINCT user_id) FROM t_order WHERE user_id = 1 LIMIT 1",
 			reason: ReasonMultiShard,
-			units:  routeDS1("select count(distinct user_id), user_id, weight_string(user_id) from %s where user_id = 1 group by user_id"),
-			merge: &MergePlan{Aggregates: []Aggregate{{Kind: AggCount, Index: 0, Distinct: true, ArgIndex: 1}},
+			units:  routeDS1("select count(distinct user_id), user_id, WEIGHT(user_id) from %s where user_id = 1 group by user_id"),
+			merge: &MergePlan{Collated: true, Aggregates: []Aggregate{{Kind: AggCount, Index: 0, Distinct: true, ArgIndex: 1}},
 				Limit: 1, Visible: 1, Weights: []Weight{{1, 2}}},
 		},
 		{
 			name:   "COUNT/SUM/AVG(DISTINCT) with GROUP BY, ORDER BY, LIMIT",
 			sql:    "SELECT status, COUNT(DISTINCT note), SUM(DISTINCT amount), AVG(DISTINCT amount), COUNT(*) FROM t_order WHERE user_id = 1 GROUP BY status ORDER BY status LIMIT 2",
 			reason: ReasonMultiShard,
-			units: routeDS1("select `status`, count(distinct note), sum(distinct amount), avg(distinct amount), count(*), note, weight_string(note), amount, weight_string(amount), " +
-				"sum(distinct amount), count(distinct amount), weight_string(`status`) from %s where user_id = 1 group by `status`, note, amount order by `status` asc"),
-			merge: &MergePlan{
+			units: routeDS1("select `status`, count(distinct note), sum(distinct amount), avg(distinct amount), count(*), note, WEIGHT(note), amount, WEIGHT(amount), " +
+				"sum(distinct amount), count(distinct amount), WEIGHT(`status`) from %s where user_id = 1 group by `status`, note, amount order by `status` asc"),
+			merge: &MergePlan{Collated: true,
 				OrderBy: []OrderKey{{Index: 0}}, GroupBy: []int{0},
 				Aggregates: []Aggregate{
 					{Kind: AggCount, Index: 1, Distinct: true, ArgIndex: 5},
@@ -249,8 +305,8 @@ func TestRewriteMultiShardSelect(t *testing.T) {
 		{
 			name: "ORDER BY a COUNT(DISTINCT) alias", sql: "SELECT status, COUNT(DISTINCT amount) AS n FROM t_order WHERE user_id = 1 GROUP BY status ORDER BY n DESC LIMIT 1",
 			reason: ReasonMultiShard,
-			units:  routeDS1("select `status`, count(distinct amount) as n, amount, weight_string(amount), weight_string(`status`) from %s where user_id = 1 group by `status`, amount order by n desc"),
-			merge: &MergePlan{OrderBy: []OrderKey{{Index: 1, Desc: true}}, GroupBy: []int{0},
+			units:  routeDS1("select `status`, count(distinct amount) as n, amount, WEIGHT(amount), WEIGHT(`status`) from %s where user_id = 1 group by `status`, amount order by n desc"),
+			merge: &MergePlan{Collated: true, OrderBy: []OrderKey{{Index: 1, Desc: true}}, GroupBy: []int{0},
 				Aggregates: []Aggregate{{Kind: AggCount, Index: 1, Distinct: true, ArgIndex: 2}},
 				Limit:      1, Visible: 2, Weights: []Weight{{2, 3}, {0, 4}}},
 		},
@@ -271,11 +327,11 @@ func TestMergePlanFor(t *testing.T) {
 	r := NewRouter(rules)
 	rt, err := r.Route("SELECT o.*, i.note, AVG(i.qty) FROM t_order o JOIN t_order_item i USING (order_id) WHERE o.user_id = 1 GROUP BY o.status ORDER BY i.note", nil)
 	require.NoError(t, err)
-	assert.Equal(t, "select o.*, i.note, avg(i.qty), sum(i.qty), count(i.qty), o.`status`, weight_string(o.`status`), weight_string(i.note) from t_order_0 as o join t_order_item_0 as i using (order_id) where o.user_id = 1 group by o.`status` order by i.note asc",
+	assert.Equal(t, expandWeights("select o.*, i.note, avg(i.qty), sum(i.qty), count(i.qty), o.`status`, WEIGHT(o.`status`), WEIGHT(i.note) from t_order_0 as o join t_order_item_0 as i using (order_id) where o.user_id = 1 group by o.`status` order by i.note asc"),
 		rt.Units[0].SQL)
 	// Shard rows: 5 columns of o.*, note, avg, sum, count, status and the
 	// weight strings of status and note = 12.
-	assert.Equal(t, &MergePlan{
+	assert.Equal(t, &MergePlan{Collated: true,
 		OrderBy:    []OrderKey{{Index: -7}},
 		GroupBy:    []int{-3},
 		Aggregates: []Aggregate{{Kind: AggAvg, Index: -6, SumIndex: -5, CountIndex: -4}, {Kind: AggSum, Index: -5}, {Kind: AggCount, Index: -4}},
@@ -283,7 +339,7 @@ func TestMergePlanFor(t *testing.T) {
 		Visible:    -5,
 		Weights:    []Weight{{-3, -2}, {-7, -1}},
 	}, rt.Merge)
-	assert.Equal(t, &MergePlan{
+	assert.Equal(t, &MergePlan{Collated: true,
 		OrderBy:    []OrderKey{{Index: 5}},
 		GroupBy:    []int{9},
 		Aggregates: []Aggregate{{Kind: AggAvg, Index: 6, SumIndex: 7, CountIndex: 8}, {Kind: AggSum, Index: 7}, {Kind: AggCount, Index: 8}},
@@ -314,19 +370,21 @@ func TestRewriteMergeEndToEnd(t *testing.T) {
 	rt, err := r.Route("SELECT status, AVG(amount) FROM t_order WHERE user_id = 1 GROUP BY status ORDER BY status LIMIT 1, 1", nil)
 	require.NoError(t, err)
 	require.Len(t, rt.Units, 4)
-	cols := []string{"status", "avg(amount)", "sum(amount)", "count(amount)", "weight_string(`status`)"}
+	cols := []string{"status", "avg(amount)", "sum(amount)", "count(amount)", "WEIGHT(`status`)"}
 	// status a: amounts 1,2 on shard 0 and 3 on shard 1; b: 10 on shard 2; c: 4 on shard 3.
 	shards := [][][]any{
-		{{"a", "1.5000", int64(3), int64(2), "A"}},
-		{{"a", "3.0000", int64(3), int64(1), "A"}},
-		{{"b", "10.0000", int64(10), int64(1), "B"}},
-		{{"c", "4.0000", int64(4), int64(1), "C"}},
+		{{"a", "1.5000", int64(3), int64(2), padWeight("A")}},
+		{{"a", "3.0000", int64(3), int64(1), padWeight("A")}},
+		{{"b", "10.0000", int64(10), int64(1), padWeight("B")}},
+		{{"c", "4.0000", int64(4), int64(1), padWeight("C")}},
 	}
 	var sources []Source
 	for _, rows := range shards {
 		sources = append(sources, newRouteFakeSource(cols, rows))
 	}
-	m, err := Merge(*rt.MergePlanFor(len(cols)), sources)
+	plan := *rt.MergePlanFor(len(cols))
+	plan.ColumnTypes = []string{"VARCHAR", "DECIMAL", "DECIMAL", "BIGINT", "VARBINARY"}
+	m, err := Merge(plan, sources)
 	require.NoError(t, err)
 	got := routeDrain(t, m)
 	// Offset 1 skips group a; one row: b with AVG 10.

@@ -29,12 +29,12 @@ func TestRouteSubqueries(t *testing.T) {
 			name: "IN over a binding table: each node its own rows", reason: ReasonMultiShard,
 			sql: "SELECT order_id FROM t_order WHERE order_id IN (SELECT order_id FROM t_order_item WHERE qty > 1) AND user_id = 1 ORDER BY order_id",
 			units: []unitWant{
-				{"ds_1", "select order_id, weight_string(order_id) from t_order_0 where order_id in (select order_id from t_order_item_0 where qty > 1) and user_id = 1 order by order_id asc", nil},
-				{"ds_1", "select order_id, weight_string(order_id) from t_order_1 where order_id in (select order_id from t_order_item_1 where qty > 1) and user_id = 1 order by order_id asc", nil},
-				{"ds_1", "select order_id, weight_string(order_id) from t_order_2 where order_id in (select order_id from t_order_item_2 where qty > 1) and user_id = 1 order by order_id asc", nil},
-				{"ds_1", "select order_id, weight_string(order_id) from t_order_3 where order_id in (select order_id from t_order_item_3 where qty > 1) and user_id = 1 order by order_id asc", nil},
+				{"ds_1", "select order_id, WEIGHT(order_id) from t_order_0 where order_id in (select order_id from t_order_item_0 where qty > 1) and user_id = 1 order by order_id asc", nil},
+				{"ds_1", "select order_id, WEIGHT(order_id) from t_order_1 where order_id in (select order_id from t_order_item_1 where qty > 1) and user_id = 1 order by order_id asc", nil},
+				{"ds_1", "select order_id, WEIGHT(order_id) from t_order_2 where order_id in (select order_id from t_order_item_2 where qty > 1) and user_id = 1 order by order_id asc", nil},
+				{"ds_1", "select order_id, WEIGHT(order_id) from t_order_3 where order_id in (select order_id from t_order_item_3 where qty > 1) and user_id = 1 order by order_id asc", nil},
 			},
-			merge: &MergePlan{OrderBy: []OrderKey{{Index: 0}}, Limit: NoLimit, Visible: 1, Weights: []Weight{{Column: 0, Weight: 1}}},
+			merge: &MergePlan{Collated: true, OrderBy: []OrderKey{{Index: 0}}, Limit: NoLimit, Visible: 1, Weights: []Weight{{Column: 0, Weight: 1}}},
 		},
 		{
 			name: "one table placed by one column: IN on it", reason: ReasonAllShards,
@@ -103,10 +103,10 @@ func TestRouteSubqueries(t *testing.T) {
 			name: "a derived table of plain rows over several nodes, merged", reason: ReasonMultiShard,
 			sql: "SELECT d.status, COUNT(*) FROM (SELECT status FROM t_order WHERE user_id = 1 AND order_id IN (1, 2)) d GROUP BY d.status",
 			units: []unitWant{
-				{"ds_1", "select d.`status`, count(*), weight_string(d.`status`) from (select `status` from t_order_1 where user_id = 1 and order_id in (1, 2)) as d group by d.`status` order by d.`status` asc", nil},
-				{"ds_1", "select d.`status`, count(*), weight_string(d.`status`) from (select `status` from t_order_2 where user_id = 1 and order_id in (1, 2)) as d group by d.`status` order by d.`status` asc", nil},
+				{"ds_1", "select d.`status`, count(*), WEIGHT(d.`status`) from (select `status` from t_order_1 where user_id = 1 and order_id in (1, 2)) as d group by d.`status` order by d.`status` asc", nil},
+				{"ds_1", "select d.`status`, count(*), WEIGHT(d.`status`) from (select `status` from t_order_2 where user_id = 1 and order_id in (1, 2)) as d group by d.`status` order by d.`status` asc", nil},
 			},
-			merge: &MergePlan{OrderBy: []OrderKey{{Index: 0}}, GroupBy: []int{0}, Aggregates: []Aggregate{{Kind: AggCount, Index: 1}}, Limit: NoLimit,
+			merge: &MergePlan{Collated: true, OrderBy: []OrderKey{{Index: 0}}, GroupBy: []int{0}, Aggregates: []Aggregate{{Kind: AggCount, Index: 1}}, Limit: NoLimit,
 				Visible: 2, Weights: []Weight{{Column: 0, Weight: 2}}},
 		},
 		{

@@ -77,6 +77,9 @@ func runRouteCases(t *testing.T, cases []routeCase) {
 			if c.tables != nil {
 				assert.Equal(t, c.tables, rt.Tables, "tables")
 			}
+			for i := range c.units {
+				c.units[i].sql = expandWeights(c.units[i].sql)
+			}
 			assert.Equal(t, c.units, routeUnits(rt), "units")
 			if c.merge == nil {
 				assert.Nil(t, rt.Merge, "merge")
