@@ -45,6 +45,10 @@ type Config struct {
 	// (0: no bound); RefuseBroadcastReads makes such a read an error.
 	MaxBroadcastShards   int
 	RefuseBroadcastReads bool
+	// AllowBroadcastWrites runs a write without a shard key on every data
+	// node of the table written, in one transaction (Rules.AllowBroadcastWrites);
+	// TableConfig.AllowBroadcastWrites allows it for one table.
+	AllowBroadcastWrites bool
 	// RouteLog asks the driver to log every routing decision (ShardingSphere's
 	// sql-show). Rules do not carry it: the driver reads it from the Config
 	// and decides how to log (arguments stay redacted).
@@ -82,6 +86,8 @@ type TableConfig struct {
 	TableStrategy    *StrategyConfig
 	// KeyGenerator fills in KeyGenerator.Column on inserts that omit it.
 	KeyGenerator *KeyGeneratorRef
+	// AllowBroadcastWrites is Config.AllowBroadcastWrites for this table.
+	AllowBroadcastWrites bool
 }
 
 // StrategyConfig shards on one column with one algorithm, or, with None,

@@ -38,6 +38,7 @@ func (b *builder) build() error {
 		KeyGenerators:        map[string]KeyGenerator{},
 		MaxBroadcastShards:   c.MaxBroadcastShards,
 		RefuseBroadcastReads: c.RefuseBroadcastReads,
+		AllowBroadcastWrites: c.AllowBroadcastWrites,
 	}
 	b.dbCfg, b.tblCfg = map[string]*StrategyConfig{}, map[string]*StrategyConfig{}
 	b.strategyKeys = map[string][2]string{}
@@ -353,7 +354,7 @@ func (b *builder) tables() error {
 		if err != nil {
 			return err
 		}
-		rule := &TableRule{Logical: logical, DataNodes: nodes}
+		rule := &TableRule{Logical: logical, DataNodes: nodes, AllowBroadcastWrites: t.AllowBroadcastWrites}
 
 		dbCfg, dbKey := t.DatabaseStrategy, key+".databaseStrategy"
 		if dbCfg == nil {

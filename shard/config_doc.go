@@ -60,6 +60,7 @@
 //	  snowflake: {type: SNOWFLAKE, props: {worker-id: 1}}
 //	maxBroadcastShards: 8              # bound on a read without a shard key; 0: none
 //	refuseBroadcastReads: false        # true: such a read is an error
+//	allowBroadcastWrites: false        # true: a write without shard key runs on every data node, in one transaction
 //	routeLog: false                    # ask the driver to log routing decisions
 //
 // # ShardingSphere-JDBC YAML

@@ -434,7 +434,8 @@ func (sc *conn) ExecContext(ctx context.Context, q string, args []driver.NamedVa
 
 // exec runs every unit of a write in turn. Outside a transaction each
 // unit commits on its own: if one fails, the error names the shards that
-// already applied theirs.
+// already applied theirs; the units of an Atomic route run in a
+// transaction of their own instead (execAtomic).
 func (sc *conn) exec(ctx context.Context, q string, args []driver.NamedValue, prepared bool) (driver.Result, error) {
 	ctx, cls, err := sc.classify(ctx, q)
 	if err != nil {
@@ -457,34 +458,48 @@ func (sc *conn) exec(ctx context.Context, q string, args []driver.NamedValue, pr
 		// also if it fails half-way.
 		defer st.columns.forget(rt.Tables)
 	}
-	var res result
-	res.lastID = rt.LastInsertID
-	var done []string
+	if rt.Atomic && !sc.inTx() {
+		return sc.execAtomic(ctx, st, rt, &cls, prepared)
+	}
+	res, failed, err := sc.execUnits(ctx, st, rt, &cls, prepared)
+	if err != nil {
+		return nil, partial(rt.Units[:failed], rt.Units[failed], err)
+	}
+	return res, nil
+}
+
+// execUnits runs the units of a write in turn, summing their rows
+// affected. On an error it returns the index of the unit that failed.
+func (sc *conn) execUnits(ctx context.Context, st *state, rt *Route, cls *router.Class, prepared bool) (result, int, error) {
+	res := result{lastID: rt.LastInsertID}
 	for i, u := range rt.Units {
 		s, err := sc.sub(ctx, st, u.DataSource)
 		if err != nil {
-			return nil, partial(done, u, err)
+			return res, i, err
 		}
-		r, err := s.execUnit(ctx, u, &cls, prepared)
+		r, err := s.execUnit(ctx, u, cls, prepared)
 		if err != nil {
-			return nil, partial(done, u, err)
+			return res, i, err
 		}
 		n, _ := r.RowsAffected()
 		res.affected += n
 		if i == 0 && res.lastID == 0 {
 			res.lastID, _ = r.LastInsertId()
 		}
-		done = append(done, u.DataSource)
 	}
-	return res, nil
+	return res, 0, nil
 }
 
-// partial reports a unit that failed after others succeeded.
-func partial(done []string, u Unit, err error) error {
+// partial reports a unit that failed after the units done succeeded.
+func partial(done []Unit, u Unit, err error) error {
 	if len(done) == 0 {
 		return unitErr(u, err)
 	}
-	return &PartialWriteError{Applied: slices.Compact(done), Failed: u.DataSource, Err: err}
+	applied := make([]string, len(done))
+	for i, d := range done {
+		applied[i] = d.DataSource
+	}
+	return &PartialWriteError{Applied: slices.Compact(applied), Failed: u.DataSource, Err: err}
 }
 
 // PartialWriteError reports a write over several shards, outside a

@@ -31,13 +31,15 @@ const (
 	ReasonBroadcastWrite = "broadcast-write"     // every data source, for broadcast tables
 	ReasonDefault        = "default-data-source" // no sharded or broadcast table
 	ReasonAllShards      = "all-shards"          // every data node: a read without shard key, or DDL
+	ReasonAllShardsWrite = "all-shards-write"    // every data node: a write without shard key (AllowBroadcastWrites)
 )
 
 // Errors of routing. They come wrapped in a *RouteError that names the
 // table, the column and the statement; match them with errors.Is.
 var (
 	// ErrNoShardKey: a write (or, with Rules.RefuseBroadcastReads, a
-	// read) has no value or condition for the sharding column.
+	// read) has no value or condition for the sharding column, and
+	// Rules.AllowBroadcastWrites does not send it to every data node.
 	ErrNoShardKey = errors.New("rwshard: shard: no shard key")
 	// ErrShardKeyUpdate: an UPDATE sets a sharding column; the row would
 	// have to move to another shard.
@@ -120,6 +122,10 @@ type Route struct {
 	Merge *MergePlan
 	// Write: the units change data; the caller sums RowsAffected.
 	Write bool
+	// Atomic: the units apply together or not at all. Outside a
+	// transaction the caller runs them in one of their own, committed
+	// after the last unit, rolled back if any fails.
+	Atomic bool
 	// LastInsertID is the key rwshard generated for the first inserted
 	// row, else 0.
 	LastInsertID int64

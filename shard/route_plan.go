@@ -142,14 +142,21 @@ func (p *routePlan) routeSharded(r *Router, sql string, args []driver.NamedValue
 	if err != nil {
 		return nil, &RouteError{Table: lead.name, SQL: sql, Err: err}
 	}
+	// allShards: a write without shard key, on every node of the table
+	// it writes (lead: the target of UPDATE, DELETE and INSERT … SELECT).
+	allShards := false
 	if !keyed && !p.ddl {
-		if !p.read {
+		switch {
+		case p.read:
+			if r.rules.RefuseBroadcastReads {
+				return nil, &RouteError{Table: lead.name, Column: lead.shardingColumns(), SQL: sql,
+					Err: fmt.Errorf("%w: reads without one are refused (RefuseBroadcastReads)", ErrNoShardKey)}
+			}
+		case r.rules.AllowBroadcastWrites || lead.rule.AllowBroadcastWrites:
+			allShards = true
+		default:
 			return nil, &RouteError{Table: lead.name, Column: lead.shardingColumns(), SQL: sql,
 				Err: fmt.Errorf("%w: an UPDATE, DELETE or INSERT … SELECT of a sharded table needs a condition on its sharding column", ErrNoShardKey)}
-		}
-		if r.rules.RefuseBroadcastReads {
-			return nil, &RouteError{Table: lead.name, Column: lead.shardingColumns(), SQL: sql,
-				Err: fmt.Errorf("%w: reads without one are refused (RefuseBroadcastReads)", ErrNoShardKey)}
 		}
 	}
 	for _, pc := range p.pinned {
@@ -177,12 +184,15 @@ func (p *routePlan) routeSharded(r *Router, sql string, args []driver.NamedValue
 			Err: fmt.Errorf("%w: a read without shard key would go to %d data nodes, more than MaxBroadcastShards=%d", ErrTooManyShards, n, r.rules.MaxBroadcastShards)}
 	}
 	if n > 1 && p.writeLimit {
-		return nil, &RouteError{Table: lead.name, SQL: sql, Err: unsupported("UPDATE or DELETE with LIMIT over %d shards", n)}
+		// Each node would apply the LIMIT to its own rows: n times the rows.
+		return nil, &RouteError{Table: lead.name, SQL: sql, Err: unsupported("UPDATE, DELETE or INSERT … SELECT with LIMIT over %d shards", n)}
 	}
 
 	rt := newRoute(n)
 	rt.Write, rt.Tables = p.write, p.tables
 	switch {
+	case allShards:
+		rt.Reason, rt.Atomic = ReasonAllShardsWrite, n > 1
 	case p.ddl || (!keyed && p.read):
 		rt.Reason = ReasonAllShards
 	case n == 1:

@@ -25,6 +25,12 @@ type Rules struct {
 	// 0 means no bound. RefuseBroadcastReads makes such reads an error.
 	MaxBroadcastShards   int
 	RefuseBroadcastReads bool
+	// AllowBroadcastWrites runs an UPDATE, DELETE or INSERT … SELECT of
+	// any sharded table without a shard key on every data node of the
+	// table, in one transaction (ShardingSphere's behaviour); without it,
+	// and without TableRule.AllowBroadcastWrites, such a write fails with
+	// ErrNoShardKey.
+	AllowBroadcastWrites bool
 	// KeyGenerators by name.
 	KeyGenerators map[string]KeyGenerator
 }
@@ -61,6 +67,9 @@ type TableRule struct {
 	// omits KeyColumn gets a value from the generator.
 	KeyColumn    string
 	KeyGenerator string
+	// AllowBroadcastWrites is Rules.AllowBroadcastWrites for this table
+	// only (the table written, not the tables a statement reads).
+	AllowBroadcastWrites bool
 }
 
 // Strategy shards on one column with one algorithm.

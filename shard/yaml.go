@@ -162,12 +162,14 @@ func (r *yamlReader) native(root *yaml.Node) (*Config, error) {
 			c.MaxBroadcastShards, err = r.integer(p.v, p.path)
 		case "refuseBroadcastReads":
 			c.RefuseBroadcastReads, err = r.boolean(p.v, p.path)
+		case "allowBroadcastWrites":
+			c.AllowBroadcastWrites, err = r.boolean(p.v, p.path)
 		case "routeLog":
 			c.RouteLog, err = r.boolean(p.v, p.path)
 		default:
 			err = r.unknownKey(p, "dataSources", "defaultDataSource", "tables", "defaultDatabaseStrategy",
 				"defaultTableStrategy", "bindingTables", "broadcastTables", "algorithms", "keyGenerators",
-				"maxBroadcastShards", "refuseBroadcastReads", "routeLog")
+				"maxBroadcastShards", "refuseBroadcastReads", "allowBroadcastWrites", "routeLog")
 		}
 		return err
 	})
@@ -274,8 +276,10 @@ func (r *yamlReader) nativeTables(p yamlPair) (map[string]TableConfig, error) {
 				t.TableStrategy, err = r.nativeStrategy(f)
 			case "keyGenerator":
 				t.KeyGenerator, err = r.nativeKeyGenerator(f)
+			case "allowBroadcastWrites":
+				t.AllowBroadcastWrites, err = r.boolean(f.v, f.path)
 			default:
-				err = r.unknownKey(f, "dataNodes", "databaseStrategy", "tableStrategy", "keyGenerator")
+				err = r.unknownKey(f, "dataNodes", "databaseStrategy", "tableStrategy", "keyGenerator", "allowBroadcastWrites")
 			}
 			return err
 		})
