@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rwshard/rwshard/internal/assert"
-	"github.com/rwshard/rwshard/internal/require"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/rwshard/rwshard"
 	"github.com/rwshard/rwshard/health"

@@ -10,10 +10,10 @@ import (
 	"time"
 
 	"github.com/rwshard/rwshard"
-	"github.com/rwshard/rwshard/internal/assert"
 	"github.com/rwshard/rwshard/internal/lab"
 	"github.com/rwshard/rwshard/internal/lab/labtest"
-	"github.com/rwshard/rwshard/internal/require"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // Code that never heard of rwshard reads its own writes: no session in

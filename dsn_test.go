@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rwshard/rwshard/internal/assert"
-	"github.com/rwshard/rwshard/internal/require"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestParseDSN(t *testing.T) {

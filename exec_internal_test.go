@@ -5,7 +5,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/rwshard/rwshard/internal/require"
+	"github.com/stretchr/testify/require"
 )
 
 // checkerConn is a backend connection with its own argument converter:

@@ -14,9 +14,9 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/rwshard/rwshard"
-	"github.com/rwshard/rwshard/internal/assert"
 	"github.com/rwshard/rwshard/internal/lab/labtest"
-	"github.com/rwshard/rwshard/internal/require"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // recorder is a Tracer and TxTracer that keeps what it saw. The context

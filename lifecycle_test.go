@@ -10,10 +10,10 @@ import (
 	"github.com/rwshard/rwshard"
 	"github.com/rwshard/rwshard/balance"
 	"github.com/rwshard/rwshard/hint"
-	"github.com/rwshard/rwshard/internal/assert"
 	"github.com/rwshard/rwshard/internal/lab"
 	"github.com/rwshard/rwshard/internal/lab/labtest"
-	"github.com/rwshard/rwshard/internal/require"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // NewConnector does no network I/O: with a replica that accepts TCP and

@@ -12,9 +12,9 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
-	"github.com/rwshard/rwshard/internal/assert"
-	"github.com/rwshard/rwshard/internal/require"
 	"github.com/rwshard/rwshard/router"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // judge puts every error in exactly one class, and read-your-writes,

@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
-	"github.com/rwshard/rwshard/internal/assert"
-	"github.com/rwshard/rwshard/internal/require"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/rwshard/rwshard"
 	"github.com/rwshard/rwshard/internal/lab"

@@ -5,8 +5,8 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/rwshard/rwshard/internal/assert"
-	"github.com/rwshard/rwshard/internal/require"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // withPoolRules configures benchConnWith's three nodes with a reporting

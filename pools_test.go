@@ -10,9 +10,9 @@ import (
 
 	"github.com/rwshard/rwshard"
 	"github.com/rwshard/rwshard/hint"
-	"github.com/rwshard/rwshard/internal/assert"
 	"github.com/rwshard/rwshard/internal/lab/labtest"
-	"github.com/rwshard/rwshard/internal/require"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestPoolsDSN(t *testing.T) {

@@ -6,9 +6,9 @@ import (
 	"time"
 
 	"github.com/rwshard/rwshard"
-	"github.com/rwshard/rwshard/internal/assert"
 	"github.com/rwshard/rwshard/internal/lab/labtest"
-	"github.com/rwshard/rwshard/internal/require"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // An application user with GRANT ALL ON app.* and nothing more (no

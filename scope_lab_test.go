@@ -10,10 +10,10 @@ import (
 	"time"
 
 	"github.com/rwshard/rwshard"
-	"github.com/rwshard/rwshard/internal/assert"
 	"github.com/rwshard/rwshard/internal/lab"
 	"github.com/rwshard/rwshard/internal/lab/labtest"
-	"github.com/rwshard/rwshard/internal/require"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // staleReads writes rows with write and reads each back at once through

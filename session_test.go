@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/rwshard/rwshard/health"
-	"github.com/rwshard/rwshard/internal/assert"
-	"github.com/rwshard/rwshard/internal/require"
 	"github.com/rwshard/rwshard/internal/testproc"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func keyedConnector(t *testing.T, key []byte) *Connector {

@@ -10,9 +10,9 @@ import (
 
 	"github.com/rwshard/rwshard"
 	"github.com/rwshard/rwshard/health"
-	"github.com/rwshard/rwshard/internal/assert"
 	"github.com/rwshard/rwshard/internal/lab/labtest"
-	"github.com/rwshard/rwshard/internal/require"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // Session state that does not drag reads onto the primary, tested as a

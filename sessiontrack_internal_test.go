@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rwshard/rwshard/internal/assert"
+	"github.com/stretchr/testify/assert"
 )
 
 // The tracker follows the server's packets as go-sql-driver reads them,

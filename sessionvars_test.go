@@ -10,9 +10,9 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/rwshard/rwshard"
-	"github.com/rwshard/rwshard/internal/assert"
 	"github.com/rwshard/rwshard/internal/lab/labtest"
-	"github.com/rwshard/rwshard/internal/require"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // A connection that sets its time zone, SQL mode or character set keeps

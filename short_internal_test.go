@@ -14,9 +14,9 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/rwshard/rwshard/hint"
-	"github.com/rwshard/rwshard/internal/assert"
-	"github.com/rwshard/rwshard/internal/require"
 	"github.com/rwshard/rwshard/router"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // A prepared statement run again in a BeginTx transaction, on the

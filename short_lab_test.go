@@ -14,10 +14,10 @@ import (
 
 	"github.com/rwshard/rwshard"
 	"github.com/rwshard/rwshard/hint"
-	"github.com/rwshard/rwshard/internal/assert"
 	"github.com/rwshard/rwshard/internal/lab"
 	"github.com/rwshard/rwshard/internal/lab/labtest"
-	"github.com/rwshard/rwshard/internal/require"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // As an application would: plain database/sql, the user with GRANT ALL ON

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"unsafe"
 
-	"github.com/rwshard/rwshard/internal/assert"
+	"github.com/stretchr/testify/assert"
 )
 
 // What every statement writes in a connection, a statement cache and its

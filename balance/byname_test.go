@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/rwshard/rwshard/balance"
-	"github.com/rwshard/rwshard/internal/require"
+	"github.com/stretchr/testify/require"
 )
 
 func TestByName(t *testing.T) {

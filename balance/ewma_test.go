@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/rwshard/rwshard/balance"
-	"github.com/rwshard/rwshard/internal/require"
+	"github.com/stretchr/testify/require"
 )
 
 func TestEWMA(t *testing.T) {

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/rwshard/rwshard/balance"
-	"github.com/rwshard/rwshard/internal/require"
+	"github.com/stretchr/testify/require"
 )
 
 // nodeNames are the names the shared tests use; weightsFor gives each a

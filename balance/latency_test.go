@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/rwshard/rwshard/balance"
-	"github.com/rwshard/rwshard/internal/require"
+	"github.com/stretchr/testify/require"
 )
 
 // TestLatencyPrefersFast: two 1 ms nodes and one 10 ms node, equal load,

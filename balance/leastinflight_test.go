@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/rwshard/rwshard/balance"
-	"github.com/rwshard/rwshard/internal/require"
+	"github.com/stretchr/testify/require"
 )
 
 func TestLeastInFlightPicksMinimum(t *testing.T) {

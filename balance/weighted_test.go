@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/rwshard/rwshard/balance"
-	"github.com/rwshard/rwshard/internal/require"
+	"github.com/stretchr/testify/require"
 )
 
 // TestWeightedProportions: weights 4:3:2 over 90,000 picks. Smooth weighted

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rwshard/rwshard/internal/assert"
-	"github.com/rwshard/rwshard/internal/require"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 var t0 = time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)

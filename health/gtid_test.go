@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rwshard/rwshard/internal/assert"
-	"github.com/rwshard/rwshard/internal/require"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func mustGTID(t testing.TB, s string) GTIDSet {

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rwshard/rwshard/internal/assert"
+	"github.com/stretchr/testify/assert"
 )
 
 // Every loop's next tick is the next epoch + k×interval after now,

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
-	"github.com/rwshard/rwshard/internal/assert"
-	"github.com/rwshard/rwshard/internal/require"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // Most tests here drive the monitor by hand: they do not Start it, but call

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rwshard/rwshard/internal/assert"
 	"github.com/rwshard/rwshard/internal/testproc"
+	"github.com/stretchr/testify/assert"
 )
 
 func TestContextHints(t *testing.T) {

@@ -7,8 +7,8 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/rwshard/rwshard/internal/assert"
-	"github.com/rwshard/rwshard/internal/require"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // sameResult asserts that a cached answer equals Classify's.

@@ -3,7 +3,7 @@ package router
 import (
 	"testing"
 
-	"github.com/rwshard/rwshard/internal/assert"
+	"github.com/stretchr/testify/assert"
 )
 
 func TestTables(t *testing.T) {
