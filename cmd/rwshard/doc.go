@@ -7,6 +7,7 @@
 //	rwshard lag [-json] CONFIG [-interval 1s] [-count N]  # live health, lag and reasons
 //	rwshard lab up [-topology rw|sharded]          # start a detached local lab (sharded: and its rules files)
 //	rwshard lab status [-dsn|-rules] | lab down    # inspect it, stop it
+//	rwshard lab fault KIND [NODE [SECONDS]]        # kill, restart, pause, lag, switchover a node, or blackhole
 //	rwshard version [-json]                        # module version, VCS revision, Go version
 //
 // CONFIG is an rwshard DSN or a file whose first line that is neither blank
@@ -64,6 +65,18 @@
 // DSN /?rwshard.rulesFile=FILE (URL-escaped); lab status shows them
 // (-rules: their paths only) and lab down removes them with the lab
 // directory.
+//
+// lab fault injects one fault into the recorded lab, from another process
+// than lab up's: it attaches to the servers by pid and runs the lab's own
+// fault functions (those rwshard's tests use). lag NODE SECONDS sets
+// MASTER_DELAY (0 removes it); stop-replication and start-replication stop
+// and start a replica's threads; kill (SIGKILL), restart, pause (SIGSTOP)
+// and resume (SIGCONT) act on the server's process; switchover NODE makes
+// a replica its group's primary; blackhole listens on 127.0.0.1, accepts
+// and never answers, until interrupted or -for passes. kill, restart and
+// switchover rewrite the state file (pids, primary) so that lab status and
+// lab down stay right. A wrong KIND, NODE or SECONDS is a usage error that
+// lists the valid ones; a fault that fails exits 1.
 //
 // explain and lag open rwshard itself
 // with health probes on, so they show what the router sees; lag's REASON

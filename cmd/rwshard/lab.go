@@ -21,7 +21,7 @@ func defaultStatePath() string { return filepath.Join(os.TempDir(), "rwshard-lab
 func labCommand() *command {
 	return &command{
 		name:        "lab",
-		args:        "up|status|down [flags]",
+		args:        "up|status|fault|down [flags]",
 		subcommands: labSubcommands,
 		summary: `Runs a local MariaDB replication lab on 127.0.0.1 (real GTID
 replication, the application user without SUPER, as in production):
@@ -32,8 +32,13 @@ replication, the application user without SUPER, as in production):
         sharding rules files for the lab (rwshard's and ShardingSphere-
         JDBC 5.x's YAML) into its directory and create their tables
   lab status [-state FILE] [-dsn | -rules]
-        print the recorded lab, whether each server is running and its
-        rules files
+        print the recorded lab, whether each server is running (or
+        paused by lab fault pause) and its rules files
+  lab fault [-state FILE] KIND [NODE [SECONDS]]
+        inject a fault into the recorded lab: lag, stop-replication,
+        start-replication, kill, restart, pause, resume, switchover (of a
+        node) or blackhole (a listener that never answers), to rehearse a
+        failure with your program running against the lab
   lab down [-state FILE] [-reap DIR]
         stop the recorded lab (nothing else), remove its directory (with
         the rules files) and the state file; -reap DIR: also kill leftover
@@ -45,22 +50,22 @@ SUBCOMMAND -h") shows its flags.`,
 		flags: func(*flag.FlagSet) func(context.Context, *env, []string) int {
 			return func(ctx context.Context, e *env, args []string) int {
 				if len(args) == 0 {
-					return e.usageError("want a subcommand: up, status or down")
+					return e.usageError("want a subcommand: up, status, down or fault")
 				}
 				for _, sub := range labSubcommands() {
 					if sub.name == "lab "+args[0] {
 						return sub.execute(ctx, e, args[1:])
 					}
 				}
-				return e.usageError("unknown subcommand %q: want up, status or down", args[0])
+				return e.usageError("unknown subcommand %q: want up, status, down or fault", args[0])
 			}
 		},
 	}
 }
 
-// labSubcommands are lab's: up, status, down.
+// labSubcommands are lab's: up, status, fault, down.
 func labSubcommands() []*command {
-	return []*command{labUpCommand(), labStatusCommand(), labDownCommand()}
+	return []*command{labUpCommand(), labStatusCommand(), labFaultCommand(), labDownCommand()}
 }
 
 func labUpCommand() *command {
@@ -165,7 +170,7 @@ func labStatusCommand() *command {
 	return &command{
 		name:         "lab status",
 		args:         "[flags]",
-		summary:      "Prints the lab recorded in the state file, whether each server is running, and\nits sharding rules files. Exit status 1 when there is no lab or a server is not\nrunning.",
+		summary:      "Prints the lab recorded in the state file, whether each server is running (or\npaused by lab fault pause), and its sharding rules files. Exit status 1 when\nthere is no lab or a server is not running.",
 		interspersed: true,
 		flags: func(fs *flag.FlagSet) func(context.Context, *env, []string) int {
 			state := fs.String("state", defaultStatePath(), "state file written by lab up")
@@ -317,7 +322,11 @@ func printLab(w io.Writer, s *lab.State, withAlive bool) {
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%d", n.Name, n.Group, role, n.ServerID, n.Addr(), n.PID)
 		if withAlive {
-			fmt.Fprintf(tw, "\t%s", yesNo(n.Alive()))
+			running := yesNo(n.Alive())
+			if n.Paused() {
+				running = "paused"
+			}
+			fmt.Fprintf(tw, "\t%s", running)
 		}
 		fmt.Fprintln(tw)
 	}

@@ -40,9 +40,12 @@ Commands:
   lag CONFIG              live table of every node: role, up, fenced, lag,
                           in-flight, queries and why a node is out, refreshed
                           every -interval
-  lab up|status|down      start, inspect or stop a local MariaDB replication lab
-                          (needs mariadbd: apt-get install mariadb-server);
-                          -topology sharded also writes its sharding rules files
+  lab up|status|fault|down
+                          start, inspect, break or stop a local MariaDB
+                          replication lab (needs mariadbd: apt-get install
+                          mariadb-server); -topology sharded also writes its
+                          sharding rules files; fault kills, restarts, pauses,
+                          lags or switches over a node, or runs a blackhole
   version                 rwshard's version, VCS revision and Go version
   help [COMMAND]          this text, or a command's flags
 

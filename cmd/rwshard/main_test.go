@@ -162,8 +162,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"lag", "a(b)/c", "-interval", "0s"}, "rwshard: lag: -interval must be > 0 and -count >= 0", 3},
 		{[]string{"version", "extra"}, "rwshard: version: takes no arguments, got 1", 3},
 		{[]string{"check", "-timeout", "app:Pw-In-Flag-1@tcp(10.0.0.1:3306)/app", "x"}, "rwshard: check: invalid value for flag -timeout: parse error", 3},
-		{[]string{"lab"}, "rwshard: lab: want a subcommand: up, status or down", 3},
-		{[]string{"lab", "sideways"}, `rwshard: lab: unknown subcommand "sideways": want up, status or down`, 3},
+		{[]string{"lab"}, "rwshard: lab: want a subcommand: up, status, down or fault", 3},
+		{[]string{"lab", "sideways"}, `rwshard: lab: unknown subcommand "sideways": want up, status, down or fault`, 3},
 		{[]string{"lab", "up", "-topology", "star"}, `rwshard: lab up: -topology "star": want rw or sharded`, 3},
 		{[]string{"lab", "status", "extra"}, `rwshard: lab status: unexpected arguments ["extra"]`, 3},
 	} {

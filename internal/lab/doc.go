@@ -12,7 +12,9 @@
 // Options.Detach). Stop kills them and removes the lab directory; Reap kills
 // leftovers of detached labs, ReapIn only those under one directory. A
 // detached lab is handed to another process with Save and Load; State.Stop
-// ends it there (the CLI's `rwshard lab up` and `lab down`).
+// ends it there (the CLI's `rwshard lab up` and `lab down`), and Attach
+// rebuilds it there so that the faults below act on its servers by pid
+// (`rwshard lab fault`).
 //
 // Tests connect as the application user (AppUser), who has no SUPER or
 // READ_ONLY ADMIN: a replica rejects its writes with error 1290, as in

@@ -39,9 +39,7 @@ func (l *Lab) Pause(n *Node) error {
 	if err := n.signal(syscall.SIGSTOP); err != nil {
 		return err
 	}
-	n.mu.Lock()
-	pid := n.cmd.Process.Pid
-	n.mu.Unlock()
+	pid := n.pid()
 	deadline := time.Now().Add(5 * time.Second)
 	for !allStopped(pid) {
 		if time.Now().After(deadline) {

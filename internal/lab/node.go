@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net"
@@ -31,8 +30,7 @@ type Node struct {
 	detach   bool
 
 	mu       sync.Mutex
-	cmd      *exec.Cmd
-	exited   chan struct{}
+	proc     *process // nil: not running
 	readOnly bool
 	admin    *sql.DB // root over the unix socket
 }
@@ -111,14 +109,20 @@ func (n *Node) spawn(detach bool, extra ...string) error {
 		args = append(args, serverArgs...)
 	}
 	args = append(args, extra...)
+	if n.mariadbd == "" { // an attached lab looks it up only to restart a node
+		p, err := LookMariadbd()
+		if err != nil {
+			return err
+		}
+		n.mariadbd = p
+	}
 	cmd := exec.Command(n.mariadbd, args...)
 	if err := start(cmd, detach); err != nil {
 		return fmt.Errorf("lab: start %s: %w", n.Name, err)
 	}
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
+	p := child(cmd)
 	n.mu.Lock()
-	n.cmd, n.exited = cmd, exited
+	n.proc = p
 	n.mu.Unlock()
 	return nil
 }
@@ -141,9 +145,10 @@ func (n *Node) waitReady(ctx context.Context, timeout time.Duration) (*sql.DB, e
 		if err == nil {
 			return db, nil
 		}
-		select {
-		case <-n.exited:
+		if !n.Running() {
 			return nil, fmt.Errorf("lab: %s exited during start-up:\n%s", n.Name, n.logTail())
+		}
+		select {
 		case <-ctx.Done():
 			return nil, fmt.Errorf("lab: %s not ready after %s: %w\n%s", n.Name, timeout, err, n.logTail())
 		case <-time.After(50 * time.Millisecond):
@@ -183,13 +188,13 @@ func (n *Node) logTail() string {
 // signal sends sig to the node's process.
 func (n *Node) signal(sig syscall.Signal) error {
 	n.mu.Lock()
-	cmd := n.cmd
+	p := n.proc
 	n.mu.Unlock()
-	if cmd == nil || cmd.Process == nil {
+	if p == nil || !p.running() {
 		return fmt.Errorf("lab: %s is not running", n.Name)
 	}
-	if err := cmd.Process.Signal(sig); err != nil {
-		return fmt.Errorf("lab: signal %v to %s: %w", sig, n.Name, err)
+	if err := p.signal(sig); err != nil {
+		return fmt.Errorf("lab: signal %v to %s (pid %d): %w", sig, n.Name, p.pid(), err)
 	}
 	return nil
 }
@@ -198,40 +203,43 @@ func (n *Node) signal(sig syscall.Signal) error {
 // paused) and waits for it to be gone.
 func (n *Node) kill() error {
 	n.mu.Lock()
-	cmd, exited := n.cmd, n.exited
-	n.cmd = nil
+	p := n.proc
+	n.proc = nil
 	admin := n.admin
 	n.admin = nil
 	n.mu.Unlock()
 	if admin != nil {
 		admin.Close()
 	}
-	if cmd == nil {
+	if p == nil {
 		return nil
 	}
-	_ = cmd.Process.Signal(syscall.SIGCONT)
-	_ = cmd.Process.Kill()
-	select {
-	case <-exited:
-		return nil
-	case <-time.After(30 * time.Second):
-		return errors.New("lab: " + n.Name + " did not die after SIGKILL")
+	_ = p.signal(syscall.SIGCONT)
+	_ = p.signal(syscall.SIGKILL)
+	if !p.wait(30 * time.Second) {
+		return fmt.Errorf("lab: %s (pid %d) did not die after SIGKILL", n.Name, p.pid())
 	}
+	p.release()
+	return nil
 }
 
 // Running reports whether the node's process is up (it may be paused).
 func (n *Node) Running() bool {
 	n.mu.Lock()
-	defer n.mu.Unlock()
-	if n.cmd == nil {
-		return false
+	p := n.proc
+	n.mu.Unlock()
+	return p != nil && p.running()
+}
+
+// pid is the node's process id, or 0 when it is not running.
+func (n *Node) pid() int {
+	n.mu.Lock()
+	p := n.proc
+	n.mu.Unlock()
+	if p == nil || !p.running() {
+		return 0
 	}
-	select {
-	case <-n.exited:
-		return false
-	default:
-		return true
-	}
+	return p.pid()
 }
 
 // pickPort chooses a new node's port: freePort, but for tests.

@@ -17,7 +17,8 @@ import (
 // A detached lab (Options.Detach) outlives the process that started it:
 // `rwshard lab up` starts one and exits, `rwshard lab down` stops it later
 // from another process. State is what that other process needs: Save writes
-// it, Load reads it back, State.Stop ends the lab.
+// it, Load reads it back, State.Stop ends the lab, and Attach rebuilds the
+// Lab so that its faults can be injected from there (`rwshard lab fault`).
 
 // State describes a running lab for another process.
 type State struct {
@@ -54,6 +55,10 @@ func (n NodeState) Alive() bool {
 	return len(args) > 0 && bytes.Contains(args[0], []byte("mariadbd")) && datadir(args) == n.Dir
 }
 
+// Paused reports whether the node's process is alive and stopped by a
+// signal (Lab.Pause), every thread of it.
+func (n NodeState) Paused() bool { return n.Alive() && allStopped(n.PID) }
+
 // datadir returns the --datadir argument of a command line, or "".
 func datadir(args [][]byte) string {
 	for _, a := range args {
@@ -77,14 +82,61 @@ func (l *Lab) State() State {
 	return s
 }
 
-// pid is the node's process id, or 0 when it is not running.
-func (n *Node) pid() int {
-	if !n.Running() {
-		return 0
+// Attach returns the lab s describes, with its groups, nodes, roles and
+// running servers, so that the faults (Kill, Pause, Switchover, …) work on
+// it from a process other than the one that started it. A server is taken
+// as running only if its pid is still the node's mariadbd (see
+// NodeState.Alive); a node restarted from here is detached again, and the
+// caller saves the new State for the next process. Release the lab when
+// done with it; Stop would end it.
+func Attach(s *State) (*Lab, error) {
+	l := &Lab{Dir: s.Dir}
+	for _, name := range s.Groups() {
+		g := &Group{Name: name}
+		for _, ns := range s.Nodes {
+			if ns.Group != name {
+				continue
+			}
+			n := &Node{Name: ns.Name, Group: ns.Group, ServerID: ns.ServerID, Port: ns.Port,
+				Dir: ns.Dir, detach: true, readOnly: !ns.Primary}
+			if ns.Alive() {
+				p, err := findProcess(ns.PID)
+				if err != nil {
+					return nil, fmt.Errorf("lab: attach %s (pid %d): %w", ns.Name, ns.PID, err)
+				}
+				n.proc = p
+			}
+			if ns.Primary {
+				if g.primary != nil {
+					return nil, fmt.Errorf("lab: attach: group %s has two primaries, %s and %s", name, g.primary.Name, ns.Name)
+				}
+				g.primary = n
+			}
+			g.Nodes = append(g.Nodes, n)
+		}
+		if g.primary == nil {
+			return nil, fmt.Errorf("lab: attach: group %s has no primary", name)
+		}
+		l.Groups = append(l.Groups, g)
 	}
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	return n.cmd.Process.Pid
+	return l, nil
+}
+
+// Release closes the lab's admin connections and lets go of its
+// processes, which keep running: it ends an Attach.
+func (l *Lab) Release() {
+	for _, n := range l.Nodes() {
+		n.mu.Lock()
+		p, admin := n.proc, n.admin
+		n.proc, n.admin = nil, nil
+		n.mu.Unlock()
+		if admin != nil {
+			admin.Close()
+		}
+		if p != nil {
+			p.release()
+		}
+	}
 }
 
 // Save writes the lab's State to path as JSON, replacing the file

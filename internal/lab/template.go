@@ -137,12 +137,13 @@ func shutdown(db *sql.DB, n *Node) error {
 	if err := n.signal(syscall.SIGTERM); err != nil {
 		return err
 	}
-	select {
-	case <-n.exited:
-		return nil
-	case <-time.After(60 * time.Second):
+	n.mu.Lock()
+	p := n.proc
+	n.mu.Unlock()
+	if !p.wait(60 * time.Second) {
 		return fmt.Errorf("lab: %s did not shut down", n.Name)
 	}
+	return nil
 }
 
 // copyDir copies the template tree to dst.
