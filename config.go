@@ -34,6 +34,7 @@ const (
 	defaultFailAfter           = 3
 	defaultRetryBudget         = 0.1
 	defaultShardConcurrency    = 8
+	defaultXARecoverInterval   = 10 * time.Second
 )
 
 // Consistency says which replicas may serve a read (docs/consistency.md). Its
@@ -343,6 +344,12 @@ type Config struct {
 	// before the commit phase rolls all of them back. Without it each
 	// shard commits in turn (see the shard package's CommitError).
 	XA bool
+	// XARecoverInterval: how often a sharded connector with XA resolves
+	// the XA branches a crash left prepared on its data sources' primaries
+	// (committed where the transaction's decision row exists, rolled back
+	// where it does not), starting in the background when it opens; it is
+	// also the age a branch must reach before recovery touches it. 0: off.
+	XARecoverInterval time.Duration
 	// ShardConcurrency bounds how many shards of one multi-shard read run
 	// at once (default 8).
 	ShardConcurrency int
@@ -402,6 +409,7 @@ func NewConfig() *Config {
 		FailAfter:           defaultFailAfter,
 		RetryBudget:         defaultRetryBudget,
 		ShardConcurrency:    defaultShardConcurrency,
+		XARecoverInterval:   defaultXARecoverInterval,
 		defaulted:           true,
 	}
 }

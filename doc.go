@@ -98,6 +98,7 @@
 //	                            hands the connection to its next user    false
 //	rwshard.rulesFile           a sharding rules file (URL-escaped)      none
 //	rwshard.xa                  XA transactions across shards            false
+//	rwshard.xaRecoverInterval   resolve prepared XA branches, 0 off      10s
 //	rwshard.shardConcurrency    shards of one read run at once           8
 //
 // Config documents each field; docs/routing.md has the full table with what

@@ -301,6 +301,7 @@ var params = []param{
 	{name: "txWarnAge", field: func(c *Config) any { return &c.TxWarnAge }},
 	{name: "writePause", field: func(c *Config) any { return &c.WritePause }},
 	{name: "xa", field: func(c *Config) any { return &c.XA }},
+	{name: "xaRecoverInterval", field: func(c *Config) any { return &c.XARecoverInterval }},
 }
 
 var paramByName = func() map[string]*param {

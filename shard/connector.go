@@ -46,6 +46,7 @@ func open(cfg any) (shardhook.Connector, error) {
 		return nil, err
 	}
 	c.state.Store(st)
+	c.startXARecovery()
 	return c, nil
 }
 
@@ -78,7 +79,9 @@ type connector struct {
 	mu      sync.Mutex // reloads and Close
 	closed  bool
 	stop    chan struct{}  // closed by Close
-	retired sync.WaitGroup // goroutines closing the data sources a reload retired
+	retired sync.WaitGroup // goroutines closing the data sources a reload retired, and XA recovery
+
+	xa xaDecisions // decision rows of finished XA transactions, to delete
 }
 
 // state is one version of the rules with its data sources.

@@ -2,11 +2,10 @@ package shard
 
 import (
 	"context"
-	"crypto/rand"
 	"database/sql/driver"
-	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/go-sql-driver/mysql"
@@ -40,15 +39,15 @@ func (sc *conn) Begin() (driver.Tx, error) {
 	return sc.BeginTx(context.Background(), driver.TxOptions{})
 }
 
-func newXID() string {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return "rwshard-" + hex.EncodeToString(b[:])
-}
-
-// xaID is the XA id of one data source's branch: gtrid, bqual.
+// xaID is the XA id of one data source's branch, as SQL ('gtrid','bqual'):
+// the decision data source is the first the transaction touched, the
+// one whose branch starts first (see xa_id.go).
 func (sc *conn) xaID(ds string) string {
-	return "'" + sc.xid + "','" + ds + "'"
+	decision := ds
+	if len(sc.txOrder) > 0 {
+		decision = sc.txOrder[0]
+	}
+	return xaID(sc.xid, decision, ds)
 }
 
 // tx commits or rolls back the parts of a BeginTx transaction.
@@ -95,7 +94,7 @@ func (sc *conn) finish(ctx context.Context, q string, commit bool) error {
 		if commit {
 			return sc.xaCommit(ctx)
 		}
-		_, err := sc.xaRollback(ctx, sc.txOrder)
+		_, err := sc.xaRollback(ctx, sc.txOrder, false)
 		return err
 	}
 	end := func(ds string, commit bool) error {
@@ -141,47 +140,120 @@ func (sc *conn) finish(ctx context.Context, q string, commit bool) error {
 	return nil
 }
 
-// xaCommit runs the two phases: XA END and XA PREPARE on every branch,
-// then XA COMMIT on every branch. A failure in the first phase rolls every
-// branch back; one in the second leaves the branches after it prepared
-// on their servers (XA RECOVER shows them). The error reports each
-// branch as the servers left it.
+// xaStep, nil outside tests, is called after each step of an XA commit
+// ("record", "prepare", "commit") with the data source it ran on: the
+// crash-recovery tests stop the process there.
+var xaStep func(step, ds string)
+
+// xaCommit commits the branches of an XA transaction so that a crash at
+// any step leaves what recovery (xa_recover.go) can finish. The decision
+// data source, the first the transaction touched, records the commit in
+// its own branch; every branch prepares, the decision's first; the
+// decision branch commits, which commits the transaction; the others
+// commit after it. A failure before the decision's commit rolls every
+// branch back; one after it leaves the rest prepared for recovery to
+// commit. A single branch commits in one phase and records nothing.
 func (sc *conn) xaCommit(ctx context.Context) error {
-	for _, ds := range sc.txOrder {
+	order := sc.txOrder
+	switch len(order) {
+	case 0:
+		return nil
+	case 1:
+		return sc.xaCommitOne(ctx, order[0])
+	}
+	d := order[0]
+	if err := sc.xaRecord(ctx, d); err != nil {
+		rolledBack, _ := sc.xaRollback(ctx, order, false)
+		return &CommitError{Failed: d, RolledBack: rolledBack, Err: err}
+	}
+	if xaStep != nil {
+		xaStep("record", d)
+	}
+	for _, ds := range order {
 		s := sc.subs[ds]
 		for _, q := range []string{"XA END ", "XA PREPARE "} {
 			if _, err := s.exec(ctx, q+sc.xaID(ds), nil, false); err != nil {
-				rolledBack, _ := sc.xaRollback(ctx, sc.txOrder)
+				rolledBack, _ := sc.xaRollback(ctx, order, true)
 				return &CommitError{Failed: ds, RolledBack: rolledBack, Err: err}
 			}
 		}
+		if xaStep != nil {
+			xaStep("prepare", ds)
+		}
 	}
-	var committed []string
-	for i, ds := range sc.txOrder {
-		if _, err := sc.subs[ds].exec(ctx, "XA COMMIT "+sc.xaID(ds), nil, false); err != nil {
-			e := &CommitError{Committed: committed, Failed: ds, Prepared: sc.txOrder[i+1:], Err: err}
-			if serverRolledBack(err) {
-				e.RolledBack = []string{ds}
-			} else {
-				e.Prepared = append([]string{ds}, e.Prepared...)
+	if _, err := sc.subs[d].exec(ctx, "XA COMMIT "+sc.xaID(d), nil, false); err != nil {
+		if serverRolledBack(err) {
+			// Gone, or rolled back by its server: nothing is
+			// committed anywhere, the decision is to roll back.
+			rolledBack, _ := sc.xaRollback(ctx, order[1:], true)
+			return &CommitError{Failed: d, RolledBack: append([]string{d}, rolledBack...), Err: err}
+		}
+		// Unknown: the decision row, committed or not, tells recovery.
+		return &CommitError{Failed: d, Prepared: slices.Clone(order), Err: err}
+	}
+	if xaStep != nil {
+		xaStep("commit", d)
+	}
+	// The transaction is committed: every branch that can commits now,
+	// recovery commits the others.
+	committed := []string{d}
+	var failed *CommitError
+	for _, ds := range order[1:] {
+		// XAER_NOTA here is a recovery that saw the decision and
+		// committed the branch first.
+		if _, err := sc.subs[ds].exec(ctx, "XA COMMIT "+sc.xaID(ds), nil, false); err != nil && !xaNotFound(err) {
+			if failed == nil {
+				failed = &CommitError{Failed: ds, Decided: true, Err: err}
 			}
-			return e
+			failed.Prepared = append(failed.Prepared, ds)
+			continue
 		}
 		committed = append(committed, ds)
+		if xaStep != nil {
+			xaStep("commit", ds)
+		}
+	}
+	if failed != nil {
+		failed.Committed = committed
+		return failed
+	}
+	sc.c.xa.done(ctx, sc.subs[d], d, gtridOf(sc.xid, d))
+	return nil
+}
+
+// xaCommitOne commits a transaction that touched one data source in one
+// phase: there is nothing to decide, and nothing is left prepared.
+func (sc *conn) xaCommitOne(ctx context.Context, ds string) error {
+	s := sc.subs[ds]
+	if _, err := s.exec(ctx, "XA END "+sc.xaID(ds), nil, false); err != nil {
+		rolledBack, _ := sc.xaRollback(ctx, sc.txOrder, false)
+		return &CommitError{Failed: ds, RolledBack: rolledBack, Err: err}
+	}
+	if _, err := s.exec(ctx, "XA COMMIT "+sc.xaID(ds)+" ONE PHASE", nil, false); err != nil {
+		e := &CommitError{Failed: ds, Err: err}
+		if serverRolledBack(err) {
+			e.RolledBack = []string{ds}
+		}
+		return e
 	}
 	return nil
 }
 
 // xaRollback rolls back every branch (ending it first if still active).
 // It returns the branches that are rolled back, those the server had
-// rolled back itself included, and the first error of the others.
-func (sc *conn) xaRollback(ctx context.Context, order []string) ([]string, error) {
+// rolled back itself included, and the first error of the others. When
+// branches may be prepared, each rollback is made durable at once
+// (makeDurable).
+func (sc *conn) xaRollback(ctx context.Context, order []string, prepared bool) ([]string, error) {
 	var rolledBack []string
 	var first error
 	for _, ds := range order {
 		s := sc.subs[ds]
 		_, _ = s.exec(ctx, "XA END "+sc.xaID(ds), nil, false) // an ended or prepared branch refuses: fine
 		_, err := s.exec(ctx, "XA ROLLBACK "+sc.xaID(ds), nil, false)
+		if err == nil && prepared {
+			_ = makeDurable(ctx, func(ctx context.Context, q string) error { _, err := s.exec(ctx, q, nil, false); return err })
+		}
 		switch {
 		case err == nil || serverRolledBack(err):
 			rolledBack = append(rolledBack, ds)
@@ -190,6 +262,13 @@ func (sc *conn) xaRollback(ctx context.Context, order []string) ([]string, error
 		}
 	}
 	return rolledBack, first
+}
+
+// xaNotFound reports XAER_NOTA: the server has no such branch (any more),
+// or another session holds it.
+func xaNotFound(err error) bool {
+	var me *mysql.MySQLError
+	return errors.As(err, &me) && me.Number == 1397
 }
 
 // serverRolledBack reports an error after which the server has rolled the
@@ -215,8 +294,15 @@ type CommitError struct {
 	Committed  []string // shards whose part is committed
 	Failed     string   // the shard whose commit failed
 	RolledBack []string // shards rolled back (by rwshard, or by the server after the failure)
-	Prepared   []string // XA: branches left prepared (XA RECOVER lists them)
-	Err        error
+	// Prepared (XA): branches left prepared, which recovery resolves
+	// (XA RECOVER lists them); the decision branch among them when its
+	// commit's outcome is unknown.
+	Prepared []string
+	// Decided (XA): the commit is recorded in the decision branch, which
+	// is committed; the transaction is committed, and recovery commits
+	// the branches left Prepared. Retrying it would apply it twice.
+	Decided bool
+	Err     error
 }
 
 func (e *CommitError) Error() string {
@@ -224,6 +310,9 @@ func (e *CommitError) Error() string {
 		e.Failed, strings.Join(e.Committed, ", "), strings.Join(e.RolledBack, ", "))
 	if len(e.Prepared) > 0 {
 		msg += "; left prepared (XA RECOVER): [" + strings.Join(e.Prepared, ", ") + "]"
+	}
+	if e.Decided {
+		msg += "; the commit is recorded: recovery commits the prepared branches"
 	}
 	return msg + ": " + e.Err.Error()
 }

@@ -69,10 +69,16 @@ rules file; data_nodes: {"database", "node", "checked", "error",
 "placed", "found", "other_tables", "tables": [{"table", "logical",
 "broadcast", "exists", "columns", "missing_columns", "column_types"}]}.
 Every missing table or column is in the group's problems too; the
-problems of the rules count in "problems". The exit status is the same.`,
+problems of the rules count in "problems". With a rules file, "xa":
+{"older_than", "branches": [{"data_source", "gtrid", "bqual", "rwshard",
+"decision_data_source", "started"}], "error"} lists the XA branches prepared on the
+data sources' primaries: rwshard's prepared longer than -xa-age, which
+its recovery should have resolved, and every other transaction
+manager's; each is a problem. The exit status is the same.`,
 		interspersed: true,
 		flags: func(fs *flag.FlagSet) func(context.Context, *env, []string) int {
 			timeout := fs.Duration("timeout", 5*time.Second, "bound on the statements run on each node once connected")
+			xaAge := fs.Duration("xa-age", time.Minute, "with a rules file: report XA branches prepared longer than this")
 			conn := addConnFlags(fs, "print the report as one JSON document")
 			return func(ctx context.Context, e *env, args []string) int {
 				if len(args) != 1 {
@@ -141,6 +147,18 @@ problems of the rules count in "problems". The exit status is the same.`,
 					}
 					if len(rep.problems) > 0 {
 						status = exitProblem
+					}
+				}
+				if rc != nil && rc.rules != nil {
+					xa := checkXA(ctx, cfg, *xaAge)
+					if len(xa.Branches) > 0 || xa.Error != "" {
+						status = exitProblem
+					}
+					if *conn.json {
+						out.XA = &xa
+						out.Problems += len(xa.Branches)
+					} else {
+						xa.print(e.stdout)
 					}
 				}
 				if *conn.json {
@@ -607,4 +625,58 @@ func (r *checkReport) print(w io.Writer) {
 		return
 	}
 	fmt.Fprintf(w, "%s found (%s checked in %s)\n", plural(len(r.problems), "problem"), checked, took)
+}
+
+// xaReport is check's report of XA branches left prepared.
+type xaReport struct {
+	OlderThan string         `json:"older_than"`
+	Branches  []xaBranchJSON `json:"branches"`
+	Error     string         `json:"error,omitempty"`
+}
+
+type xaBranchJSON struct {
+	DataSource string    `json:"data_source"`
+	GTRID      string    `json:"gtrid"`
+	BQual      string    `json:"bqual"`
+	Rwshard    bool      `json:"rwshard"`
+	Decision   string    `json:"decision_data_source,omitempty"`
+	Started    time.Time `json:"started,omitempty"`
+}
+
+// checkXA lists the XA branches prepared longer than olderThan on the
+// primaries of a sharded configuration. A branch prepared that long is
+// a problem: rwshard's recovery resolves its own within two
+// xaRecoverInterval while a connector with XA runs, and nothing resolves
+// another manager's but an operator.
+func checkXA(ctx context.Context, cfg *rwshard.Config, olderThan time.Duration) xaReport {
+	rep := xaReport{OlderThan: olderThan.String(), Branches: []xaBranchJSON{}}
+	branches, err := shard.PreparedBranches(ctx, cfg, olderThan)
+	if err != nil {
+		rep.Error = errText(cfg, err)
+	}
+	for _, b := range branches {
+		rep.Branches = append(rep.Branches, xaBranchJSON{DataSource: b.DataSource, GTRID: b.GTRID, BQual: b.BQual,
+			Rwshard: b.Rwshard, Decision: b.Decision, Started: b.Started})
+	}
+	return rep
+}
+
+func (r xaReport) print(w io.Writer) {
+	switch {
+	case r.Error != "":
+		fmt.Fprintf(w, "xa: could not list prepared branches: %s\n", r.Error)
+	case len(r.Branches) == 0:
+		fmt.Fprintf(w, "xa: no branch prepared longer than %s\n", r.OlderThan)
+		return
+	}
+	for _, b := range r.Branches {
+		if !b.Rwshard {
+			// Its age is unknown: another manager's id says nothing of it.
+			fmt.Fprintf(w, "xa: %s: branch %q/%q prepared, another transaction manager's: resolve it by hand (XA COMMIT or XA ROLLBACK)\n",
+				b.DataSource, b.GTRID, b.BQual)
+			continue
+		}
+		fmt.Fprintf(w, "xa: %s: branch %q/%q prepared longer than %s, rwshard's: recovery resolves it while a connector with rwshard.xa runs (its decision row is on %s)\n",
+			b.DataSource, b.GTRID, b.BQual, r.OlderThan, b.Decision)
+	}
 }

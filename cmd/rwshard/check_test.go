@@ -260,6 +260,7 @@ func TestCheckStatementCacheSize(t *testing.T) {
 type checkReportJSON struct {
 	// Rules: only with a sharding rules file.
 	Rules  *rulesJSON `json:"rules"`
+	XA     *xaReport  `json:"xa"`
 	Groups []struct {
 		Name     string          `json:"name"`
 		DSN      string          `json:"dsn"`

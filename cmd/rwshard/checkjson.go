@@ -8,9 +8,11 @@ import (
 // checkJSON is check's report with -json.
 type checkJSON struct {
 	// Rules: the proof of a sharding rules file; absent without one.
-	Rules    *rulesJSON       `json:"rules,omitempty"`
-	Groups   []checkGroupJSON `json:"groups"`
-	Problems int              `json:"problems"` // over the rules and every group
+	Rules  *rulesJSON       `json:"rules,omitempty"`
+	Groups []checkGroupJSON `json:"groups"`
+	// XA: branches left prepared, with a rules file; absent without one.
+	XA       *xaReport `json:"xa,omitempty"`
+	Problems int       `json:"problems"` // over the rules, every group and XA
 }
 
 // checkGroupJSON is one group's report: the nodes of CONFIG, or of one

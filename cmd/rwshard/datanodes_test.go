@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"net/url"
@@ -240,6 +241,47 @@ func TestCheckDataNodes(t *testing.T) {
 		assert.Equal(t, []string{want}, rep.Groups[1].Problems)
 		assert.Equal(t, "app_empty", rep.Groups[1].DataNodes.Database)
 		assert.Equal(t, 0, rep.Groups[1].DataNodes.Found)
+	})
+	t.Run("prepared XA branch", func(t *testing.T) {
+		// A branch another transaction manager left prepared on ds_0: the
+		// application user can see it, and only an operator resolves it.
+		ctx := labtest.Ctx(t, time.Minute)
+		undo := onPrimary(t, ds0, "CREATE TABLE xa_left (id INT PRIMARY KEY)", "DROP TABLE xa_left")
+		defer undo()
+		db := labtest.Direct(t, ds0.Primary(), "")
+		conn, err := db.Conn(ctx)
+		require.NoError(t, err)
+		for _, q := range []string{"XA START 'ops-1'", "INSERT INTO xa_left VALUES (1)", "XA END 'ops-1'", "XA PREPARE 'ops-1'"} {
+			_, err := conn.ExecContext(ctx, q)
+			require.NoError(t, err, q)
+		}
+		rolledBack := false
+		rollback := func() {
+			if !rolledBack {
+				rolledBack = true
+				_, err := db.ExecContext(ctx, "XA ROLLBACK 'ops-1'")
+				require.NoError(t, err)
+			}
+		}
+		defer rollback()
+		// The client goes (database/sql discards a connection that says
+		// it is bad); the prepared branch stays.
+		assert.ErrorIs(t, conn.Raw(func(any) error { return driver.ErrBadConn }), driver.ErrBadConn)
+		_ = conn.Close()
+
+		r := cli(t, "check", "-xa-age", "0s", config)
+		assert.Equal(t, exitProblem, r.code, r)
+		assert.Contains(t, r.stdout, `xa: ds_0: branch "ops-1"/"" prepared, another transaction manager's`)
+		r = cli(t, "check", "-json", "-xa-age", "0s", config)
+		assert.Equal(t, exitProblem, r.code, r)
+		rep := decodeCheck(t, r.stdout)
+		require.NotNil(t, rep.XA)
+		require.Len(t, rep.XA.Branches, 1)
+		assert.Equal(t, xaBranchJSON{DataSource: "ds_0", GTRID: "ops-1"}, rep.XA.Branches[0])
+		rollback()
+		r = cli(t, "check", config)
+		assert.Equal(t, exitOK, r.code, r)
+		assert.Contains(t, r.stdout, "xa: no branch prepared longer than 1m0s")
 	})
 }
 
