@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	dto "github.com/prometheus/client_model/go"
 
@@ -440,4 +443,27 @@ func TestNilConnector(t *testing.T) {
 		}
 	}()
 	metrics.NewCollector(nil)
+}
+
+// The package documentation's one line serves the collector registered
+// in Prometheus' default registry.
+func TestServeDefaultRegistry(t *testing.T) {
+	c := newCluster(t)
+	col := metrics.NewCollector(c.conn)
+	prometheus.MustRegister(col)
+	t.Cleanup(func() { prometheus.Unregister(col) })
+	srv := httptest.NewServer(promhttp.Handler())
+	defer srv.Close()
+	resp, err := http.Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(body), `rwshard_node_up{node="replica1"} 1`) {
+		t.Errorf("/metrics lacks rwshard's series:\n%.2000s", body)
+	}
 }

@@ -10,6 +10,11 @@
 //	…
 //	prometheus.MustRegister(metrics.NewCollector(c))
 //
+// and, if the program serves no /metrics yet, one line does (package
+// promhttp of client_golang):
+//
+//	go http.ListenAndServe(":9090", promhttp.Handler())
+//
 // Several Connectors can be registered in one registry when each collector
 // has its own constant labels, e.g.
 // metrics.WithConstLabels(prometheus.Labels{"cluster": "orders"}); without
