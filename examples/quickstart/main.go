@@ -128,14 +128,21 @@ func (d *demo) where(ctx context.Context, q string, args ...any) (string, error)
 	for i := range vals {
 		vals[i] = new(any)
 	}
-	var sid int64
+	sid := int64(-1)
 	for rows.Next() {
 		vals[len(vals)-1] = &sid
 		if err := rows.Scan(vals...); err != nil {
 			return "", err
 		}
 	}
-	return d.node(sid), rows.Err()
+	if err := rows.Err(); err != nil {
+		return "", err
+	}
+	if sid < 0 {
+		// Without a row the node is unknown; printing server_id=0 would hide that.
+		return "", fmt.Errorf("%q returned no row, so where it ran is unknown", q)
+	}
+	return d.node(sid), nil
 }
 
 func (d *demo) show(q, node, why string) {
@@ -177,7 +184,7 @@ func (d *demo) splitting() error {
 		{d.ctx, "SELECT status, @@server_id FROM orders WHERE id = 1 FOR UPDATE", ""},
 		{d.ctx, "SELECT LAST_INSERT_ID(), @@server_id", ""},
 		{d.ctx, "/* rwshard:primary */ SELECT total, @@server_id FROM orders WHERE id = 2", ""},
-		{hint.Node(d.ctx, d.last), "SELECT customer, @@server_id FROM orders WHERE id = 3", " (hint.Node)"},
+		{hint.Node(d.ctx, d.last), "SELECT COUNT(*), @@server_id FROM orders WHERE id = 3", " (hint.Node)"},
 	} {
 		plan, err := rwshard.Explain(s.ctx, d.db, s.q)
 		if err != nil {
