@@ -17,6 +17,7 @@ import (
 	"github.com/rwshard/rwshard/health"
 	"github.com/rwshard/rwshard/internal/lab"
 	"github.com/rwshard/rwshard/internal/lab/labtest"
+	"github.com/rwshard/rwshard/internal/monitor"
 )
 
 // Chaos tests: faults injected into a private lab under load; each asserts
@@ -314,7 +315,7 @@ func TestChaosPrimaryKilled(t *testing.T) {
 	for _, r := range l.Replicas() {
 		var pos string
 		require.NoError(t, r.Admin().QueryRowContext(ctx, "SELECT @@gtid_binlog_pos").Scan(&pos))
-		g, err := health.ParseGTID(pos)
+		g, err := monitor.ParseGTID(pos)
 		require.NoError(t, err)
 		assert.NotContains(t, pos, fmt.Sprintf("-%d-", r.ServerID), "%s binlogged its own transaction: %s", r.Name, g)
 	}

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/rwshard/rwshard/balance"
-	"github.com/rwshard/rwshard/health"
+	"github.com/rwshard/rwshard/internal/monitor"
 	"github.com/rwshard/rwshard/router"
 )
 
@@ -29,8 +29,8 @@ type node struct {
 	// caller opened (OpenDB).
 	probeDB *sql.DB
 
-	h    *health.Node // probed state; up and unfenced when health is off
-	pool int          // its replica pool (Config.Pools): index in cluster.pools, 0 for none
+	h    *monitor.Node // probed state; up and unfenced when health is off
+	pool int           // its replica pool (Config.Pools): index in cluster.pools, 0 for none
 
 	// What every statement that runs here counts, together, and apart
 	// from the fields above that statements only read: cores that count
@@ -48,7 +48,7 @@ type node struct {
 
 	// waited is the newest position a causal read waited for here
 	// successfully: the node has it, whatever its last probe said.
-	waited atomic.Pointer[health.GTIDSet]
+	waited atomic.Pointer[monitor.GTIDSet]
 	nodeProbeState
 }
 
@@ -57,14 +57,14 @@ type cluster struct {
 	cfg        *Config
 	nodes      []*node // in Config.Nodes order
 	byName     map[string]*node
-	mon        *health.Monitor // roles, health, lag; always present
-	policy     balance.Policy  // bound to every node's name, in order
-	weighted   bool            // built-in weighted policy: a primary with weight > 0 takes reads
+	mon        *monitor.Monitor // roles, health, lag; always present
+	policy     balance.Policy   // bound to every node's name, in order
+	weighted   bool             // built-in weighted policy: a primary with weight > 0 takes reads
 	classifier *router.Classifier
 	// tag is the classifier's tag function (Config.PoolRules), for the
 	// units of sharded statements, which come classified; nil: none.
 	tag    func(string, router.Class) int
-	budget *health.Budget
+	budget *monitor.Budget
 	// report: a statement is reported when it ends (Config.Tracer or
 	// Config.RouteLog); ryw: Config.Consistency is not eventual. Derived
 	// once, beside budget, which every statement reads too.
@@ -106,7 +106,7 @@ type cluster struct {
 	// positions fetches the primary's position for universal reads.
 	positions positions
 
-	// started: health's first round of probes is done (awaitStart).
+	// started: the monitor's first round of probes is done (awaitStart).
 	started atomic.Bool
 	// pinned counts the logical connections pinned to their primary
 	// connection by session state that cannot be replayed (conn.dirty).
@@ -257,18 +257,18 @@ func (cl *cluster) partOf(s *Session) string {
 func (cl *cluster) primary() *node { return cl.nodes[cl.mon.PrimaryIndex()] }
 
 // isPrimary reports whether n is the node taken as primary, from n's own
-// health state (health.Node.IsPrimary): no read of the monitor's.
+// health state (monitor.Node.IsPrimary): no read of the monitor's.
 func (cl *cluster) isPrimary(n *node) bool { return n.h.IsPrimary() }
 
 // readFilter is what a read requires of a replica beyond being up and
 // unfenced.
 type readFilter struct {
-	pool    int            // the replica pool the read may use (node.pool); -1: unknown pool
-	maxLag  time.Duration  // from hint.MaxLag; 0: none
-	since   time.Time      // the session's last write; zero: none
-	gtid    health.GTIDSet // causal: must contain; zero: none
-	exclude *node          // a node that just failed this read
-	window  time.Duration  // when a replica's data horizon is unknown
+	pool    int             // the replica pool the read may use (node.pool); -1: unknown pool
+	maxLag  time.Duration   // from hint.MaxLag; 0: none
+	since   time.Time       // the session's last write; zero: none
+	gtid    monitor.GTIDSet // causal: must contain; zero: none
+	exclude *node           // a node that just failed this read
+	window  time.Duration   // when a replica's data horizon is unknown
 	now     time.Time
 	probing bool // health is on: a replica not probed yet is no candidate
 }
@@ -412,7 +412,7 @@ func (n *node) track(bc *backendConn, out bool) {
 	n.activeMu.Unlock()
 }
 
-// interrupt is health's news that node i went out of rotation: every
+// interrupt is the monitor's news that node i went out of rotation: every
 // statement in flight there is interrupted (its socket closed), so that no
 // caller waits on a node that went silent. A read that returned no rows
 // yet is then retried elsewhere; a write gets ErrOutcomeUnknown.
@@ -461,7 +461,7 @@ func (cl *cluster) rememberPrimaryOnly(q string) {
 
 // has reports whether n is known to have applied g: from its last probe,
 // or from a causal read that waited for g (or a later position) here.
-func (n *node) has(g health.GTIDSet) bool {
+func (n *node) has(g monitor.GTIDSet) bool {
 	if n.h.Position().Contains(g) {
 		return true
 	}
@@ -470,7 +470,7 @@ func (n *node) has(g health.GTIDSet) bool {
 }
 
 // applied records that n has applied g (a wait for it succeeded).
-func (n *node) applied(g health.GTIDSet) {
+func (n *node) applied(g monitor.GTIDSet) {
 	for {
 		old := n.waited.Load()
 		next := g
@@ -501,7 +501,7 @@ func (cl *cluster) starting() bool {
 	}
 }
 
-// awaitStart waits, at most ConnectTimeout, for health's first round of
+// awaitStart waits, at most ConnectTimeout, for the monitor's first round of
 // probes, so that the first statements after the connector opened see the
 // roles and lags (reads on replicas, writes on the primary the probes
 // found) instead of taking the first host for the primary. Open itself

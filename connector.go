@@ -17,6 +17,7 @@ import (
 
 	"github.com/rwshard/rwshard/balance"
 	"github.com/rwshard/rwshard/health"
+	"github.com/rwshard/rwshard/internal/monitor"
 	"github.com/rwshard/rwshard/internal/shardhook"
 	"github.com/rwshard/rwshard/router"
 )
@@ -158,7 +159,7 @@ func newCluster(cfg *Config) (*cluster, error) {
 		policy:     policy,
 		classifier: router.NewTaggingClassifier(cfg.ClassifierCacheSize, cfg.poolTagger()),
 		tag:        cfg.poolTagger(),
-		budget:     health.NewBudget(cfg.RetryBudget, 1),
+		budget:     monitor.NewBudget(cfg.RetryBudget, 1),
 		weighted:   cfg.Policy == nil && cfg.Balance == "weighted",
 	}
 	cl.txTracer, _ = cfg.Tracer.(TxTracer)
@@ -197,7 +198,7 @@ func newCluster(cfg *Config) (*cluster, error) {
 		}
 		cl.pools = append(cl.pools, pool)
 	}
-	opts := health.Options{
+	opts := monitor.Options{
 		Down:      cl.interrupt,
 		Interval:  cfg.ProbeInterval,
 		Timeout:   cfg.ProbeTimeout,
@@ -208,7 +209,7 @@ func newCluster(cfg *Config) (*cluster, error) {
 	if cfg.HeartbeatWrite {
 		opts.Beat = cl.beat
 	}
-	cl.mon = health.New(names, 0, cl.probe, opts)
+	cl.mon = monitor.New(names, 0, cl.probe, opts)
 	for i, n := range cl.nodes {
 		n.h = cl.mon.Node(i)
 	}
@@ -267,7 +268,7 @@ func openNode(cfg *Config, nc Node, stats *stmtStats) (conns *connPool, probeDB 
 	lifetime := pick(nc.ConnMaxLifetime, cfg.ConnMaxLifetime)
 	conns = newConnPool(&nodeConnector{inner: inner, timeout: cfg.ConnectTimeout, cacheSize: cfg.StmtCacheSize, stats: stats, track: true},
 		pick(nc.MaxOpenConns, cfg.MaxOpenConns), pick(nc.MaxIdleConns, cfg.MaxIdleConns), lifetime, cfg.ConnMaxIdleTime)
-	// One probe at a time per node (health runs one loop per node), on a
+	// One probe at a time per node (the monitor runs one loop per node), on a
 	// connection it holds (heldProbe); the heartbeat writer's beside it.
 	probeDB = sql.OpenDB(&nodeConnector{inner: probeInner, timeout: cfg.ConnectTimeout})
 	probeDB.SetMaxOpenConns(2)

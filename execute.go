@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rwshard/rwshard/health"
+	"github.com/rwshard/rwshard/internal/monitor"
 	"github.com/rwshard/rwshard/router"
 )
 
@@ -122,7 +123,7 @@ func (e *exe) execute(ctx context.Context, p *plan, do work) (*backend, error) {
 		b, err = e.runRead(ctx, p, do)
 	case toNode:
 		var out outcome
-		if b, out, err = e.attempt(ctx, p, p.node, health.GTIDSet{}, do); out != ranOK {
+		if b, out, err = e.attempt(ctx, p, p.node, monitor.GTIDSet{}, do); out != ranOK {
 			return nil, err
 		}
 	default:
@@ -144,7 +145,7 @@ func (e *exe) execute(ctx context.Context, p *plan, do work) (*backend, error) {
 // retries on fresh connections while the driver proves nothing was sent
 // (a pooled connection the server closed). On success the connection
 // stays checked out and is returned; a nil do only checks one out.
-func (e *exe) attempt(ctx context.Context, p *plan, n *node, wait health.GTIDSet, do work) (*backend, outcome, error) {
+func (e *exe) attempt(ctx context.Context, p *plan, n *node, wait monitor.GTIDSet, do work) (*backend, outcome, error) {
 	e.reached(n)
 	for try := 0; ; try++ {
 		b, err := n.acquire(ctx, e.c.vars.key)
@@ -188,7 +189,7 @@ func (e *exe) attempt(ctx context.Context, p *plan, n *node, wait health.GTIDSet
 // runOn runs the statement on b, with the logical connection's session
 // variables applied, after a causal wait for wait if it is not zero,
 // judges its outcome and counts it on b's node.
-func (e *exe) runOn(ctx context.Context, p *plan, b *backend, wait health.GTIDSet, do work) (outcome, error) {
+func (e *exe) runOn(ctx context.Context, p *plan, b *backend, wait monitor.GTIDSet, do work) (outcome, error) {
 	n := b.node
 	e.reached(n)
 	c := e.c
@@ -242,7 +243,7 @@ func (e *exe) runHeld(ctx context.Context, p *plan, do work) error {
 		if err != nil {
 			return err
 		}
-		out, err := e.runOn(ctx, p, b, health.GTIDSet{}, do)
+		out, err := e.runOn(ctx, p, b, monitor.GTIDSet{}, do)
 		if out == ranOK {
 			if c.inTx() && changesData(&p.r.cls) {
 				c.txWrites = true
@@ -329,7 +330,7 @@ func (e *exe) runRead(ctx context.Context, p *plan, do work) (*backend, error) {
 		}
 		wait := p.wait
 		if !wait.IsZero() && n.has(wait) {
-			wait = health.GTIDSet{} // it caught up since the plan was made
+			wait = monitor.GTIDSet{} // it caught up since the plan was made
 		}
 		b, out, err := e.attempt(ctx, p, n, wait, do)
 		switch {
@@ -378,7 +379,7 @@ func (e *exe) readFallback(ctx context.Context, p *plan, excl nodeSet, do work) 
 	prim := cl.primary()
 	var cause error
 	if _, ok := cl.mon.Primary(); ok || !cl.probing {
-		b, out, err := e.attempt(ctx, p, prim, health.GTIDSet{}, do)
+		b, out, err := e.attempt(ctx, p, prim, monitor.GTIDSet{}, do)
 		if out == ranOK || !out.connectionFailed() {
 			return b, err
 		}
@@ -393,7 +394,7 @@ func (e *exe) readFallback(ctx context.Context, p *plan, excl nodeSet, do work) 
 	e.final = router.ReasonPrimaryAway
 	cl.mon.Emit(health.Event{Kind: health.ReadWithoutPrimary, Node: n.name,
 		Detail: "the primary is away: the most advanced replica served a read its scope's last write may not have reached"})
-	b, _, err := e.attempt(ctx, p, n, health.GTIDSet{}, do)
+	b, _, err := e.attempt(ctx, p, n, monitor.GTIDSet{}, do)
 	return b, err
 }
 
@@ -423,7 +424,7 @@ func (e *exe) runPrimary(ctx context.Context, p *plan, reason router.Reason, do 
 		if err != nil {
 			return nil, err
 		}
-		b, out, err := e.attempt(ctx, p, n, health.GTIDSet{}, do)
+		b, out, err := e.attempt(ctx, p, n, monitor.GTIDSet{}, do)
 		switch {
 		case out == ranOK:
 			return b, nil
@@ -494,7 +495,7 @@ func (e *exe) unavailable(n *node, reason router.Reason, cause error) error {
 // gtid, up to CausalTimeout; errNotCaughtUp if it does not. A wait that
 // succeeds is remembered (node.applied): the next reads for that
 // position need none.
-func (e *exe) causalWait(ctx context.Context, b *backend, gtid health.GTIDSet) error {
+func (e *exe) causalWait(ctx context.Context, b *backend, gtid monitor.GTIDSet) error {
 	q := "SELECT MASTER_GTID_WAIT(?, ?)"
 	if _, mysqlSet := gtid.MySQL(); mysqlSet {
 		q = "SELECT WAIT_FOR_EXECUTED_GTID_SET(?, ?)"

@@ -4,12 +4,12 @@ import (
 	"context"
 	"database/sql/driver"
 
-	"github.com/rwshard/rwshard/health"
+	"github.com/rwshard/rwshard/internal/monitor"
 )
 
 // Probe runs one health probe of node i (in Config.Nodes order), as the
 // health monitor does, for tests.
-func (c *Connector) Probe(ctx context.Context, i int) (health.Reading, error) {
+func (c *Connector) Probe(ctx context.Context, i int) (monitor.Reading, error) {
 	return c.cl.probe(ctx, i)
 }
 

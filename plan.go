@@ -7,8 +7,8 @@ import (
 	"math/bits"
 	"time"
 
-	"github.com/rwshard/rwshard/health"
 	"github.com/rwshard/rwshard/hint"
+	"github.com/rwshard/rwshard/internal/monitor"
 	"github.com/rwshard/rwshard/router"
 )
 
@@ -77,7 +77,7 @@ type plan struct {
 	// where it goes when none serves (the primary for that reason, or
 	// fallbackErr); and the rules that chose them.
 	targets     nodeSet
-	wait        health.GTIDSet
+	wait        monitor.GTIDSet
 	fallback    router.Reason
 	fallbackErr error
 	f           readFilter
@@ -187,7 +187,7 @@ func (cl *cluster) qualifying(f *readFilter, prim *node) (set nodeSet, others bo
 // timeout, then go to the primary). Empty when none qualifies.
 func (cl *cluster) closest(f *readFilter) nodeSet {
 	relaxed := *f
-	relaxed.gtid, relaxed.since = health.GTIDSet{}, time.Time{}
+	relaxed.gtid, relaxed.since = monitor.GTIDSet{}, time.Time{}
 	prim := cl.primary()
 	best := time.Duration(-1)
 	for _, n := range cl.nodes {
@@ -258,7 +258,7 @@ func (c *conn) filter(ctx context.Context, h hint.Hint) readFilter {
 		f.since, f.gtid, _ = s.rule(name)
 	}
 	if !causal {
-		f.gtid = health.GTIDSet{}
+		f.gtid = monitor.GTIDSet{}
 	}
 	if !f.since.IsZero() {
 		f.now = time.Now()

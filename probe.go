@@ -12,7 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/rwshard/rwshard/health"
+	"github.com/rwshard/rwshard/internal/monitor"
 )
 
 // The probe of one node: one connection, two statements (three with a
@@ -22,7 +22,7 @@ import (
 // next (heldProbe): one round trip per probe, and a probe never waits for,
 // or takes, a connection the application needs. Over *sql.DB handles the
 // caller opened (OpenDB) they run one by one on a connection of that pool,
-// checked out for each probe. The health package owns the schedule; this
+// checked out for each probe. Package monitor owns the schedule; this
 // is the I/O it asks for.
 
 // flavor of a server, learned on the first probe.
@@ -42,7 +42,7 @@ const (
 	probeHeartbeat        // the heartbeat table, when configured
 )
 
-func (cl *cluster) probe(ctx context.Context, i int) (health.Reading, error) {
+func (cl *cluster) probe(ctx context.Context, i int) (monitor.Reading, error) {
 	r, err := cl.probeNode(ctx, i)
 	if err != nil && ctx.Err() == context.DeadlineExceeded {
 		// The probe's own timeout: said so, so that a statement whose
@@ -56,12 +56,12 @@ func (cl *cluster) probe(ctx context.Context, i int) (health.Reading, error) {
 }
 
 // probeNode is probe's work.
-func (cl *cluster) probeNode(ctx context.Context, i int) (health.Reading, error) {
+func (cl *cluster) probeNode(ctx context.Context, i int) (monitor.Reading, error) {
 	n := cl.nodes[i]
 	if n.probeDB == nil {
 		conn, err := n.db.Conn(ctx)
 		if err != nil {
-			return health.Reading{}, err
+			return monitor.Reading{}, err
 		}
 		defer conn.Close()
 		return cl.probeOn(ctx, conn, n, false)
@@ -69,7 +69,7 @@ func (cl *cluster) probeNode(ctx context.Context, i int) (health.Reading, error)
 	h := &n.held
 	conn, reused, err := h.get(ctx, n.probeDB)
 	if err != nil {
-		return health.Reading{}, err
+		return monitor.Reading{}, err
 	}
 	// The probe timeout closes the socket (as a node out of rotation has
 	// its statements' sockets closed) instead of being watched by
@@ -99,12 +99,12 @@ func (cl *cluster) probeNode(ctx context.Context, i int) (health.Reading, error)
 }
 
 // probeOn is the probe on conn.
-func (cl *cluster) probeOn(ctx context.Context, conn *sql.Conn, n *node, multi bool) (health.Reading, error) {
+func (cl *cluster) probeOn(ctx context.Context, conn *sql.Conn, n *node, multi bool) (monitor.Reading, error) {
 	if n.flavor.Load() == flavorUnknown {
 		var version, host string
 		var port, serverID int64
 		if err := conn.QueryRowContext(ctx, "SELECT @@version, @@hostname, @@port, @@server_id").Scan(&version, &host, &port, &serverID); err != nil {
-			return health.Reading{}, err
+			return monitor.Reading{}, err
 		}
 		f := flavorMySQL
 		if strings.Contains(strings.ToLower(version), "mariadb") {
@@ -128,8 +128,8 @@ func (cl *cluster) probeOn(ctx context.Context, conn *sql.Conn, n *node, multi b
 
 // probeOnce runs the probe's statements on conn (in one round trip when
 // multi) and reads their results into a Reading.
-func (cl *cluster) probeOnce(ctx context.Context, conn *sql.Conn, n *node, multi bool) (health.Reading, error) {
-	var r health.Reading
+func (cl *cluster) probeOnce(ctx context.Context, conn *sql.Conn, n *node, multi bool) (monitor.Reading, error) {
+	var r monitor.Reading
 	stmts := make([]string, 2, 3)
 	stmts[probePositions] = "SELECT @@read_only, @@gtid_binlog_pos, @@gtid_slave_pos"
 	if n.flavor.Load() == flavorMySQL {
@@ -186,7 +186,7 @@ func (cl *cluster) probeOnce(ctx context.Context, conn *sql.Conn, n *node, multi
 	if r.Replica && appliedPos.String != "" {
 		pos = appliedPos.String
 	}
-	r.Position, err = health.ParseGTID(pos)
+	r.Position, err = monitor.ParseGTID(pos)
 	r.GTIDs = n.flavor.Load() == flavorMariaDB // MariaDB keeps GTID positions always
 	return r, err
 }
@@ -242,7 +242,7 @@ func scanOne(rows *sql.Rows, dest ...any) error {
 
 // readReplicaStatus reads the current result set, SHOW REPLICA STATUS
 // (or SHOW SLAVE STATUS), into r: no row, not a replica.
-func readReplicaStatus(rows *sql.Rows, r *health.Reading) error {
+func readReplicaStatus(rows *sql.Rows, r *monitor.Reading) error {
 	cols, err := rows.Columns()
 	if err != nil {
 		return err

@@ -15,6 +15,7 @@ import (
 	"github.com/rwshard/rwshard/hint"
 	"github.com/rwshard/rwshard/internal/lab"
 	"github.com/rwshard/rwshard/internal/lab/labtest"
+	"github.com/rwshard/rwshard/internal/monitor"
 )
 
 // TestLabProbe: one health probe of each node reads its role, replication
@@ -35,12 +36,12 @@ func TestLabProbe(t *testing.T) {
 	// own connection, through the proxy), and the server's statement
 	// counters, which are global: a statement of another client can land
 	// in the window, so a mismatch there is measured again, twice at most.
-	probe := func(t *testing.T, c *rwshard.Connector, i int, n *lab.Node, want statusDelta, msg string) health.Reading {
+	probe := func(t *testing.T, c *rwshard.Connector, i int, n *lab.Node, want statusDelta, msg string) monitor.Reading {
 		t.Helper()
 		// The first probe of a node also reads @@version, once.
 		_, err := c.Probe(ctx, i)
 		require.NoError(t, err, n.Name)
-		var r health.Reading
+		var r monitor.Reading
 		var d statusDelta
 		for range 3 {
 			before, commands := labtest.NodeStatus(t, n), proxies[i].Commands()
@@ -191,11 +192,11 @@ func TestLabProbeHeldConnection(t *testing.T) {
 	c, err := rwshard.NewConnector(cfg)
 	require.NoError(t, err)
 	t.Cleanup(func() { c.Close() })
-	probe := func(timeout time.Duration) (health.Reading, error) {
+	probe := func(timeout time.Duration) (monitor.Reading, error) {
 		pctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
 		done := make(chan error, 1)
-		var r health.Reading
+		var r monitor.Reading
 		go func() {
 			var err error
 			r, err = c.Probe(pctx, 1)

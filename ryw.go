@@ -6,7 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/rwshard/rwshard/health"
+	"github.com/rwshard/rwshard/internal/monitor"
 )
 
 // Recording writes for read-your-writes. A write that succeeds outside a
@@ -39,7 +39,7 @@ func (c *conn) committed(ctx context.Context, b *backend, write bool, gen, lost 
 	}
 	s := c.pendingSess
 	c.pendingWrite, c.pendingSess = false, nil
-	var gtid health.GTIDSet
+	var gtid monitor.GTIDSet
 	state := gtidUnknown
 	if b != nil && b.bc != nil {
 		gtid, state = b.bc.trk.since(gen, lost)
@@ -88,7 +88,7 @@ func (e *exe) failedWrite(ctx context.Context, p *plan) {
 // server goes on running after its caller gave up, and commits later, is
 // beyond it, as it is beyond a program connected to the primary alone.
 func (cl *cluster) unsure(s *Session) {
-	s.wroteOn(cl.partOf(s), time.Now(), health.GTIDSet{})
+	s.wroteOn(cl.partOf(s), time.Now(), monitor.GTIDSet{})
 }
 
 // position reads the primary's whole GTID position into part name of s,
@@ -108,10 +108,10 @@ func (cl *cluster) position(ctx context.Context, s *Session, name string) bool {
 // primaryPosition reads the primary's whole GTID position, on a connection
 // of its own; false when the primary is away or does not answer, or has
 // no position.
-func (cl *cluster) primaryPosition(ctx context.Context) (health.GTIDSet, bool) {
+func (cl *cluster) primaryPosition(ctx context.Context) (monitor.GTIDSet, bool) {
 	p := cl.primary()
 	if !p.h.Up() {
-		return health.GTIDSet{}, false // reads go on while the primary is away
+		return monitor.GTIDSet{}, false // reads go on while the primary is away
 	}
 	q := "SELECT @@global.gtid_binlog_pos"
 	if p.flavor.Load() == flavorMySQL {
@@ -119,18 +119,18 @@ func (cl *cluster) primaryPosition(ctx context.Context) (health.GTIDSet, bool) {
 	}
 	b, err := p.acquire(ctx, "")
 	if err != nil {
-		return health.GTIDSet{}, false
+		return monitor.GTIDSet{}, false
 	}
 	cl.positions.queries.Add(1)
 	v, err := queryValue(ctx, b.dc, q, nil)
 	b.release(isBadConn(err))
 	if err != nil {
-		return health.GTIDSet{}, false
+		return monitor.GTIDSet{}, false
 	}
 	text, _ := v.(string)
-	g, err := health.ParseGTID(text)
+	g, err := monitor.ParseGTID(text)
 	if err != nil || g.IsZero() {
-		return health.GTIDSet{}, false
+		return monitor.GTIDSet{}, false
 	}
 	return g, true
 }
@@ -153,14 +153,14 @@ type positions struct {
 // for it.
 type posFetch struct {
 	done chan struct{}
-	pos  health.GTIDSet
+	pos  monitor.GTIDSet
 	ok   bool
 }
 
 // freshPosition returns a position of the primary taken after the call
 // began; false when the primary did not answer within ProbeTimeout or
 // ctx ended.
-func (cl *cluster) freshPosition(ctx context.Context) (health.GTIDSet, bool) {
+func (cl *cluster) freshPosition(ctx context.Context) (monitor.GTIDSet, bool) {
 	ps := &cl.positions
 	ps.mu.Lock()
 	f := ps.next
@@ -177,7 +177,7 @@ func (cl *cluster) freshPosition(ctx context.Context) (health.GTIDSet, bool) {
 	case <-f.done:
 		return f.pos, f.ok
 	case <-ctx.Done():
-		return health.GTIDSet{}, false
+		return monitor.GTIDSet{}, false
 	}
 }
 

@@ -14,7 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/rwshard/rwshard/health"
+	"github.com/rwshard/rwshard/internal/monitor"
 )
 
 // Session is a unit of read-your-writes consistency: one HTTP request, one
@@ -48,9 +48,9 @@ type Session struct {
 
 // sessionPart is what a session wrote on one replication cluster.
 type sessionPart struct {
-	name    string         // Config.DataSource; "" for own
-	written time.Time      // when the last write was acknowledged; zero: never
-	gtid    health.GTIDSet // the union of its writes' GTIDs (causal consistency)
+	name    string          // Config.DataSource; "" for own
+	written time.Time       // when the last write was acknowledged; zero: never
+	gtid    monitor.GTIDSet // the union of its writes' GTIDs (causal consistency)
 	// unknown: when the newest write whose GTID could not be read was
 	// acknowledged (the read failed, or its connection broke); zero:
 	// none. Until a position read after it covers it (covered), the GTID
@@ -102,7 +102,7 @@ func sessionFrom(ctx context.Context) *Session {
 // GTID if known. A scope that many goroutines write in (the connector's)
 // keeps the union of their GTIDs: a read waits for every write
 // acknowledged before it.
-func (s *Session) wroteOn(name string, t time.Time, gtid health.GTIDSet) {
+func (s *Session) wroteOn(name string, t time.Time, gtid monitor.GTIDSet) {
 	s.mu.Lock()
 	p := s.part(name, true)
 	if t.After(p.written) {
@@ -142,7 +142,7 @@ func (s *Session) absorb(from *Session) {
 // gtidOf adds a primary's whole position, read from asOf on, to cluster
 // name's part: it covers every write acknowledged before asOf, those
 // whose GTID is unknown included.
-func (s *Session) gtidOf(name string, gtid health.GTIDSet, asOf time.Time) {
+func (s *Session) gtidOf(name string, gtid monitor.GTIDSet, asOf time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p := s.part(name, true)
@@ -155,15 +155,15 @@ func (s *Session) gtidOf(name string, gtid health.GTIDSet, asOf time.Time) {
 // rule returns what a causal read of cluster name must respect: the last
 // write time, and the GTID unless a write's GTID is unknown (then the
 // time rule alone applies, see readFilter).
-func (s *Session) rule(name string) (since time.Time, gtid health.GTIDSet, unknown bool) {
+func (s *Session) rule(name string) (since time.Time, gtid monitor.GTIDSet, unknown bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p := s.part(name, false)
 	if p == nil {
-		return time.Time{}, health.GTIDSet{}, false
+		return time.Time{}, monitor.GTIDSet{}, false
 	}
 	if !p.unknown.IsZero() {
-		return p.written, health.GTIDSet{}, true
+		return p.written, monitor.GTIDSet{}, true
 	}
 	return p.written, p.gtid, false
 }
@@ -407,7 +407,7 @@ func (p *sessionPart) parse(ns, gtid string) error {
 	if err != nil || t < 0 {
 		return errors.New("bad write time")
 	}
-	if p.gtid, err = health.ParseGTID(gtid); err != nil {
+	if p.gtid, err = monitor.ParseGTID(gtid); err != nil {
 		return err
 	}
 	if t > 0 {

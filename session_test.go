@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rwshard/rwshard/health"
+	"github.com/rwshard/rwshard/internal/monitor"
 	"github.com/rwshard/rwshard/internal/testproc"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -49,7 +49,7 @@ func mustToken(t *testing.T, c *Connector, s *Session) string {
 func TestSessionTokenSigned(t *testing.T) {
 	c := keyedConnector(t, []byte("k1"))
 	s := &Session{}
-	g, err := health.ParseGTID("0-1-42")
+	g, err := monitor.ParseGTID("0-1-42")
 	require.NoError(t, err)
 	s.wroteOn("", time.Unix(1700000000, 5), g)
 	tok := mustToken(t, c, s)
@@ -93,9 +93,9 @@ func TestSessionTokenNeedsAKey(t *testing.T) {
 	assert.Equal(t, "SessionKey", ce.Key)
 }
 
-func gtid(t testing.TB, s string) health.GTIDSet {
+func gtid(t testing.TB, s string) monitor.GTIDSet {
 	t.Helper()
-	g, err := health.ParseGTID(s)
+	g, err := monitor.ParseGTID(s)
 	require.NoError(t, err)
 	return g
 }
@@ -171,7 +171,7 @@ func TestSessionTokenParts(t *testing.T) {
 	many.wroteOn("ds_1", time.Unix(1700000000, 7), gtid(t, "0-2-50"))
 	many.wroteOn("ds|0/x y*", time.Unix(1700000000, 9), gtid(t, "0-1-900,1-1-3")) // a name to escape
 	mixed := &Session{}
-	mixed.wroteOn("", time.Unix(1, 0), health.GTIDSet{})
+	mixed.wroteOn("", time.Unix(1, 0), monitor.GTIDSet{})
 	mixed.wroteOn("ds_0", time.Time{}, gtid(t, "3E11FA47-71CA-11E1-9E33-C80AA9429562:1-5"))
 	c := keyedConnector(t, []byte("k"))
 	for name, s := range map[string]*Session{"empty": {}, "one": one, "many": many, "mixed": mixed} {
@@ -299,13 +299,13 @@ func TestSessionTokenRWS2Errors(t *testing.T) {
 func FuzzParseToken(f *testing.F) {
 	key := []byte("fuzz")
 	s := &Session{}
-	g, _ := health.ParseGTID("0-1-7,1-2-3")
+	g, _ := monitor.ParseGTID("0-1-7,1-2-3")
 	s.wroteOn("", time.Unix(0, 12345), g)
 	f.Add(s.token(key))
 	f.Add(s.token(nil))
 	f.Add("cndzMXwwfA")
 	s.wroteOn("ds_0", time.Unix(0, 7), g)
-	s.wroteOn("ds 1|/", time.Time{}, health.GTIDSet{})
+	s.wroteOn("ds 1|/", time.Time{}, monitor.GTIDSet{})
 	f.Add(s.token(key))
 	f.Add(s.token(nil))
 	s.shared = true
@@ -336,7 +336,7 @@ func FuzzParseToken(f *testing.F) {
 
 // lastOn is the last write time and GTID session s holds for cluster name
 // (Session.rule without the unknown flag).
-func lastOn(s *Session, name string) (time.Time, health.GTIDSet) {
+func lastOn(s *Session, name string) (time.Time, monitor.GTIDSet) {
 	t, g, _ := s.rule(name)
 	return t, g
 }

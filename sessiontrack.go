@@ -6,7 +6,7 @@ import (
 	"sync/atomic"
 	"syscall"
 
-	"github.com/rwshard/rwshard/health"
+	"github.com/rwshard/rwshard/internal/monitor"
 )
 
 // A write's GTID, learned in the write's own round trip. MariaDB reports
@@ -132,16 +132,16 @@ const (
 // commit (gtidKnown), that the statement committed nothing to the binlog
 // (gtidNone: a temporary table's write, an UPDATE that matched no row, a
 // read-only transaction's COMMIT), or nothing certain (gtidUnknown).
-func (t *trackConn) since(gen, lost uint64) (health.GTIDSet, int) {
+func (t *trackConn) since(gen, lost uint64) (monitor.GTIDSet, int) {
 	switch {
 	case t == nil || !t.active() || t.lost != lost:
-		return health.GTIDSet{}, gtidUnknown
+		return monitor.GTIDSet{}, gtidUnknown
 	case t.gen == gen:
-		return health.GTIDSet{}, gtidNone
+		return monitor.GTIDSet{}, gtidNone
 	}
-	g, err := health.ParseGTID(string(t.gtid[:t.gtidN]))
+	g, err := monitor.ParseGTID(string(t.gtid[:t.gtidN]))
 	if err != nil || g.IsZero() {
-		return health.GTIDSet{}, gtidUnknown
+		return monitor.GTIDSet{}, gtidUnknown
 	}
 	return g, gtidKnown
 }

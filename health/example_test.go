@@ -1,108 +1,19 @@
 package health_test
 
 import (
-	"context"
+	"errors"
 	"fmt"
-	"time"
 
 	"github.com/rwshard/rwshard/health"
 )
 
-func ExampleParseGTID() {
-	// MariaDB: @@gtid_slave_pos of a replica, two replication domains.
-	applied, err := health.ParseGTID("0-1-42, 1-2-7")
-	if err != nil {
-		panic(err)
-	}
-	// The primary's @@last_gtid after a write of the session.
-	written, _ := health.ParseGTID("0-1-40")
-	fmt.Println(applied.Contains(written))
-
-	// A later write, after a switchover: another server id, same domain.
-	written, _ = health.ParseGTID("0-3-43")
-	fmt.Println(applied.Contains(written))
-
-	_, err = health.ParseGTID("0-1")
-	fmt.Println(err)
+// An observer that prints what it is told; rwshard.WithObserver or
+// Config.Observer installs one on a connector.
+func ExampleObserverFunc() {
+	var o health.Observer = health.ObserverFunc(func(e health.Event) { fmt.Println(e) })
+	o.Observe(health.Event{Kind: health.Fenced, Node: "replica2", Detail: "lag 4.2s", Count: 1})
+	o.Observe(health.Event{Kind: health.NodeDown, Node: "replica1", Err: errors.New("connection refused"), Count: 3})
 	// Output:
-	// true
-	// false
-	// health: bad MariaDB GTID "0-1" in "0-1"
-}
-
-func ExampleGTIDSet_Contains() {
-	// MySQL: @@gtid_executed, with a gap at 6.
-	executed, _ := health.ParseGTID("3E11FA47-71CA-11E1-9E33-C80AA9429562:1-5:7-9")
-	for _, s := range []string{
-		"3e11fa47-71ca-11e1-9e33-c80aa9429562:3",
-		"3e11fa47-71ca-11e1-9e33-c80aa9429562:6",
-		"3e11fa47-71ca-11e1-9e33-c80aa9429562:7-9",
-		"",
-	} {
-		g, _ := health.ParseGTID(s)
-		fmt.Printf("%q %v\n", s, executed.Contains(g))
-	}
-	text, isMySQL := executed.MySQL()
-	fmt.Println(text, isMySQL)
-	// Output:
-	// "3e11fa47-71ca-11e1-9e33-c80aa9429562:3" true
-	// "3e11fa47-71ca-11e1-9e33-c80aa9429562:6" false
-	// "3e11fa47-71ca-11e1-9e33-c80aa9429562:7-9" true
-	// "" true
-	// 3E11FA47-71CA-11E1-9E33-C80AA9429562:1-5:7-9 true
-}
-
-func ExampleBudget() {
-	// One retry per four requests, and at least one per second.
-	b := health.NewBudget(0.25, 1)
-	now := time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)
-	for range 8 {
-		b.Request()
-	}
-	n := 0
-	for b.Retry(now) {
-		n++
-	}
-	fmt.Println("retries now:", n)
-	fmt.Println("a second later:", b.Retry(now.Add(time.Second)))
-	retries, refused := b.Counts()
-	fmt.Println(retries, "made,", refused, "refused")
-	// Output:
-	// retries now: 3
-	// a second later: true
-	// 4 made, 1 refused
-}
-
-// A Monitor over the nodes of a cluster. The ProbeFunc does the I/O (the
-// root package's runs SELECT @@read_only, the GTID position and SHOW
-// REPLICA STATUS on one connection); here it reads a fixed table.
-func ExampleMonitor() {
-	readings := []health.Reading{
-		{}, // writable, no replica status: the primary
-		{ReadOnly: true, Replica: true, IORunning: true, SQLRunning: true},
-		{ReadOnly: true, Replica: true, IORunning: true, SQLRunning: false},
-	}
-	probe := func(ctx context.Context, i int) (health.Reading, error) { return readings[i], nil }
-	var events []health.Event // written by the delivery goroutine until Close
-	m := health.New([]string{"db1", "db2", "db3"}, 0, probe, health.Options{
-		Interval: time.Hour, // the probes of Start are enough here
-		MaxLag:   5 * time.Second,
-		Observer: health.ObserverFunc(func(e health.Event) { events = append(events, e) }),
-	})
-	m.Start()
-	<-m.Ready() // every node probed once
-	i, ok := m.Primary()
-	fmt.Println("primary:", m.Node(i).Name, ok)
-	for _, n := range []int{1, 2} {
-		fmt.Println(m.Node(n).Name, "up:", m.Node(n).Up(), "fenced:", m.Node(n).Fenced())
-	}
-	m.Close() // stops the probes, delivers the queued events
-	for _, e := range events {
-		fmt.Println("event:", e)
-	}
-	// Output:
-	// primary: db1 true
-	// db2 up: true fenced: false
-	// db3 up: true fenced: true
-	// event: fenced db3: replication stopped
+	// fenced replica2: lag 4.2s
+	// node-down replica1: connection refused (×3)
 }

@@ -1,4 +1,4 @@
-package health
+package monitor
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+	"github.com/rwshard/rwshard/health"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -121,8 +122,8 @@ func TestProbeErrorTakesNodeDownAndBack(t *testing.T) {
 	cause := &mysql.MySQLError{Number: 2013, Message: "Lost connection to server during query"}
 	f.fail(1, cause)
 	require.Eventually(t, func() bool { return !m.Node(1).Up() }, eventually, tick)
-	require.Eventually(t, func() bool { return rec.count(NodeDown, "n1") == 1 }, eventually, tick)
-	down := filter(rec.all(), NodeDown, "n1")[0]
+	require.Eventually(t, func() bool { return rec.count(health.NodeDown, "n1") == 1 }, eventually, tick)
+	down := filter(rec.all(), health.NodeDown, "n1")[0]
 	assert.ErrorIs(t, down.Err, cause)
 	assert.Equal(t, uint16(2013), down.Code, "the MySQL error number is the event's code")
 	assert.Equal(t, 1, down.Count)
@@ -131,9 +132,9 @@ func TestProbeErrorTakesNodeDownAndBack(t *testing.T) {
 
 	f.fail(1, nil)
 	require.Eventually(t, func() bool { return m.Node(1).Up() }, eventually, tick)
-	require.Eventually(t, func() bool { return rec.count(NodeUp, "n1") == 1 }, eventually, tick)
-	assert.Equal(t, 1, rec.count(NodeDown, "n1"), "one event per transition, not one per failed probe")
-	assert.Zero(t, rec.count(NodeDown, "n0"))
+	require.Eventually(t, func() bool { return rec.count(health.NodeUp, "n1") == 1 }, eventually, tick)
+	assert.Equal(t, 1, rec.count(health.NodeDown, "n1"), "one event per transition, not one per failed probe")
+	assert.Zero(t, rec.count(health.NodeDown, "n0"))
 }
 
 func TestPrimaryDownAndBack(t *testing.T) {
@@ -148,7 +149,7 @@ func TestPrimaryDownAndBack(t *testing.T) {
 	assert.Equal(t, 0, i)
 	assert.False(t, ok, "a down primary is not usable")
 	assert.True(t, isClosed(ch), "the primary going down closes Changed")
-	down := filter(queued(m), NodeDown, "n0")
+	down := filter(queued(m), health.NodeDown, "n0")
 	require.Len(t, down, 1)
 	assert.EqualError(t, down[0].Err, "connection refused")
 	assert.Zero(t, down[0].Code, "no MySQL error number")
@@ -159,7 +160,7 @@ func TestPrimaryDownAndBack(t *testing.T) {
 	_, ok = m.Primary()
 	assert.True(t, ok)
 	assert.True(t, isClosed(ch), "the primary coming back closes Changed")
-	assert.Len(t, filter(queued(m), NodeUp, "n0"), 1)
+	assert.Len(t, filter(queued(m), health.NodeUp, "n0"), 1)
 }
 
 // startIdle starts a monitor whose loops, after the probes of Start, stay
@@ -205,8 +206,8 @@ func TestFailureThreshold(t *testing.T) {
 
 	// Events are delivered in order: once NodeUp is in, every NodeDown
 	// raised before it is too.
-	require.Eventually(t, func() bool { return rec.count(NodeUp, "n1") == 1 }, eventually, tick)
-	down := filter(rec.all(), NodeDown, "n1")
+	require.Eventually(t, func() bool { return rec.count(health.NodeUp, "n1") == 1 }, eventually, tick)
+	down := filter(rec.all(), health.NodeDown, "n1")
 	require.Len(t, down, 1, "one event for the transition, none for the failures after it")
 	assert.ErrorIs(t, down[0].Err, cause)
 	assert.Equal(t, uint16(2006), down[0].Code)
@@ -259,8 +260,8 @@ func TestFailureKicksProbe(t *testing.T) {
 	m.Failure(1, cause)
 	// The node is out, the probes are kicked, the probe answers: back in.
 	require.Eventually(t, func() bool { return f.callCount(1) == 2 && m.Node(1).Up() }, eventually, tick)
-	require.Eventually(t, func() bool { return rec.count(NodeUp, "n1") == 1 }, eventually, tick)
-	assert.Equal(t, 1, rec.count(NodeDown, "n1"))
+	require.Eventually(t, func() bool { return rec.count(health.NodeUp, "n1") == 1 }, eventually, tick)
+	assert.Equal(t, 1, rec.count(health.NodeDown, "n1"))
 }
 
 func TestReplicationStopped(t *testing.T) {
@@ -298,12 +299,12 @@ func TestReplicationStopped(t *testing.T) {
 			assert.Equal(t, time.Duration(math.MaxInt64), lag, "lag reads as huge, never 0")
 			_, known = r.DataAsOf()
 			assert.False(t, known, "data horizon unknown")
-			fenced := filter(queued(m), Fenced, "n1")
+			fenced := filter(queued(m), health.Fenced, "n1")
 			require.Len(t, fenced, 1)
 			assert.Equal(t, "replication stopped", fenced[0].Detail)
 
 			probeAll(m)
-			assert.Empty(t, filter(queued(m), Fenced, "n1"), "one event per transition")
+			assert.Empty(t, filter(queued(m), health.Fenced, "n1"), "one event per transition")
 
 			clk.Advance(time.Second)
 			f.set(1, func(r *Reading) { r.IORunning, r.IOConnecting, r.SQLRunning = true, false, true })
@@ -314,7 +315,7 @@ func TestReplicationStopped(t *testing.T) {
 			assert.Zero(t, lag)
 			_, known = r.DataAsOf()
 			assert.True(t, known)
-			assert.Len(t, filter(queued(m), Unfenced, "n1"), 1)
+			assert.Len(t, filter(queued(m), health.Unfenced, "n1"), 1)
 		})
 	}
 }
@@ -351,7 +352,7 @@ func TestIOConnectingNotFenced(t *testing.T) {
 		probeAll(m)
 	}
 	assert.True(t, r.Fenced())
-	assert.Empty(t, filter(queued(m), NodeDown, "n1"))
+	assert.Empty(t, filter(queued(m), health.NodeDown, "n1"))
 }
 
 // The delayed (or stuck) replica: Seconds_Behind_Master reads 0, but its
@@ -404,7 +405,7 @@ func TestGTIDLagDelayedReplica(t *testing.T) {
 		assert.WithinDuration(t, at[0], asOfOf(), 0, "round %d: data as of round 0", k)
 	}
 	require.True(t, r.Fenced(), "fenced with Seconds_Behind_Master = 0")
-	fenced := filter(queued(m), Fenced, "n1")
+	fenced := filter(queued(m), health.Fenced, "n1")
 	require.Len(t, fenced, 1)
 	assert.Equal(t, "lag 4s", fenced[0].Detail)
 
@@ -423,8 +424,8 @@ func TestGTIDLagDelayedReplica(t *testing.T) {
 	assert.WithinDuration(t, at[8], asOfOf(), 0)
 	assert.False(t, r.Fenced())
 	evs := queued(m)
-	assert.Len(t, filter(evs, Unfenced, "n1"), 1)
-	assert.Empty(t, filter(evs, Fenced, "n1"))
+	assert.Len(t, filter(evs, health.Unfenced, "n1"), 1)
+	assert.Empty(t, filter(evs, health.Fenced, "n1"))
 }
 
 // Samples older than maxSamples primary probes are forgotten: a replica
@@ -564,7 +565,7 @@ func TestSwitchoverFollowed(t *testing.T) {
 	assert.True(t, isClosed(ch), "the switchover closes Changed")
 	assert.False(t, m.Node(0).Writable())
 	assert.True(t, m.Node(1).Writable())
-	sw := filter(queued(m), SwitchoverFollowed, "n1")
+	sw := filter(queued(m), health.SwitchoverFollowed, "n1")
 	require.Len(t, sw, 1, "one event for one switchover")
 	assert.Equal(t, "was n0", sw[0].Detail)
 
@@ -598,7 +599,7 @@ func TestNoWritableNode(t *testing.T) {
 	assert.False(t, ok, "no writable node: no usable primary")
 	assert.False(t, m.SplitBrain())
 	assert.True(t, m.Node(0).Up())
-	assert.Empty(t, filter(queued(m), SwitchoverFollowed, "n1"))
+	assert.Empty(t, filter(queued(m), health.SwitchoverFollowed, "n1"))
 }
 
 func TestSplitBrain(t *testing.T) {
@@ -616,7 +617,7 @@ func TestSplitBrain(t *testing.T) {
 	assert.Equal(t, 0, i, "no guess: the primary is not switched")
 	assert.False(t, ok, "split brain: writes refused")
 	assert.True(t, isClosed(ch))
-	split := filter(queued(m), SplitBrain, "")
+	split := filter(queued(m), health.SplitBrain, "")
 	require.Len(t, split, 1, "one event while it lasts")
 	assert.Equal(t, "writable: n0 n2", split[0].Detail)
 
@@ -714,15 +715,15 @@ func TestPrimaryLostAndFoundEvents(t *testing.T) {
 	probeAll(m)
 	f.set(0, func(r *Reading) { r.ReadOnly = true })
 	probeAll(m)
-	assert.Len(t, filter(queued(m), PrimaryLost, "n0"), 1, "read-only primary")
+	assert.Len(t, filter(queued(m), health.PrimaryLost, "n0"), 1, "read-only primary")
 	f.set(0, func(r *Reading) { r.ReadOnly = false })
 	probeAll(m)
-	assert.Len(t, filter(queued(m), PrimaryFound, "n0"), 1)
+	assert.Len(t, filter(queued(m), health.PrimaryFound, "n0"), 1)
 
 	clk.Advance(time.Minute) // past the aggregation window
 	f.fail(0, errors.New("connection refused"))
 	probeAll(m)
-	assert.Len(t, filter(queued(m), PrimaryLost, "n0"), 1, "primary down")
+	assert.Len(t, filter(queued(m), health.PrimaryLost, "n0"), 1, "primary down")
 }
 
 func TestStartProbesBeforeReturning(t *testing.T) {
@@ -821,11 +822,11 @@ func TestCloseStopsEverything(t *testing.T) {
 	m.Start()
 	<-m.Ready()
 	require.Eventually(t, func() bool { return beats.Load() >= 2 && f.totalCalls() >= 9 }, eventually, tick)
-	m.Emit(Event{Kind: FallbackToPrimary, Node: "n0"})
+	m.Emit(health.Event{Kind: health.FallbackToPrimary, Node: "n0"})
 	m.Close()
 
 	calls, b := f.totalCalls(), beats.Load()
-	assert.Equal(t, 1, rec.count(FallbackToPrimary, "n0"), "events queued before Close are delivered")
+	assert.Equal(t, 1, rec.count(health.FallbackToPrimary, "n0"), "events queued before Close are delivered")
 	time.Sleep(50 * time.Millisecond) // ten intervals
 	assert.Equal(t, calls, f.totalCalls(), "no probe after Close")
 	assert.Equal(t, b, beats.Load(), "no beat after Close")
@@ -839,11 +840,11 @@ func TestCloseStopsEverything(t *testing.T) {
 	assert.LessOrEqual(t, after, before, "goroutines: %d before Start, %d after Close", before, after)
 
 	assert.NotPanics(t, m.Close, "Close twice")
-	assert.NotPanics(t, func() { m.Emit(Event{Kind: FallbackToPrimary, Node: "n9"}) }, "Emit after Close")
+	assert.NotPanics(t, func() { m.Emit(health.Event{Kind: health.FallbackToPrimary, Node: "n9"}) }, "Emit after Close")
 	assert.NotPanics(t, m.Kick, "Kick after Close")
 	assert.NotPanics(t, func() { m.Failure(1, errors.New("x")) }, "Failure after Close")
 	assert.NotPanics(t, func() { m.ReadOnly(1) }, "ReadOnly after Close")
-	assert.Zero(t, rec.count(FallbackToPrimary, "n9"), "nothing delivered after Close")
+	assert.Zero(t, rec.count(health.FallbackToPrimary, "n9"), "nothing delivered after Close")
 }
 
 func TestCloseWithoutStart(t *testing.T) {
@@ -852,7 +853,7 @@ func TestCloseWithoutStart(t *testing.T) {
 	go func() {
 		m.Close()
 		m.Close()
-		m.Emit(Event{Kind: NodeDown, Node: "n1"})
+		m.Emit(health.Event{Kind: health.NodeDown, Node: "n1"})
 		close(done)
 	}()
 	require.Eventually(t, func() bool { return isClosed(done) }, eventually, tick)

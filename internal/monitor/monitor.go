@@ -1,4 +1,4 @@
-package health
+package monitor
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+	"github.com/rwshard/rwshard/health"
 )
 
 // Reading is what one probe read from a node.
@@ -52,7 +53,7 @@ type Options struct {
 	MaxLag    time.Duration // replicas above are fenced; 0: no limit
 	// Window folds repeated events (default 10s).
 	Window   time.Duration
-	Observer Observer
+	Observer health.Observer
 	// Beat, when set, is called every interval: the driver writes the
 	// heartbeat row on the primary there.
 	Beat func(ctx context.Context) error
@@ -257,13 +258,13 @@ func (m *Monitor) notifyLocked() {
 
 // Emit raises an event from outside the monitor (e.g. a fallback to the
 // primary), folded with its repeats like the monitor's own.
-func (m *Monitor) Emit(e Event) { m.agg.emit(e) }
+func (m *Monitor) Emit(e health.Event) { m.agg.emit(e) }
 
 // EventCounts returns how many events of each kind were emitted, repeats
 // included (whether or not an observer is set or kept up), by kind.
-func (m *Monitor) EventCounts() map[EventKind]uint64 {
-	out := make(map[EventKind]uint64, NumEventKinds-1)
-	for _, k := range EventKinds() {
+func (m *Monitor) EventCounts() map[health.EventKind]uint64 {
+	out := make(map[health.EventKind]uint64, health.NumEventKinds-1)
+	for _, k := range health.EventKinds() {
 		out[k] = m.agg.counts[k].Load()
 	}
 	return out
@@ -532,11 +533,11 @@ func (m *Monitor) setFenced(i int, fenced bool, why string) {
 		return
 	}
 	n.fenceCause = cause
-	k := Unfenced
+	k := health.Unfenced
 	if fenced {
-		k = Fenced
+		k = health.Fenced
 	}
-	m.agg.emit(Event{Kind: k, Node: n.Name, Detail: why})
+	m.agg.emit(health.Event{Kind: k, Node: n.Name, Detail: why})
 }
 
 func (m *Monitor) setUp(i int, up bool, err error) {
@@ -545,7 +546,7 @@ func (m *Monitor) setUp(i int, up bool, err error) {
 	if n.up.Swap(up) == up && !first {
 		return
 	}
-	e := Event{Kind: NodeUp, Node: n.Name}
+	e := health.Event{Kind: health.NodeUp, Node: n.Name}
 	if first && up {
 		// Its first probe answered: it starts serving, which is no news
 		// for an operator. Writes waiting for it look.
@@ -557,7 +558,7 @@ func (m *Monitor) setUp(i int, up bool, err error) {
 		return
 	}
 	if !up {
-		e = Event{Kind: NodeDown, Node: n.Name, Err: err, Code: errCode(err)}
+		e = health.Event{Kind: health.NodeDown, Node: n.Name, Err: err, Code: errCode(err)}
 		if m.opts.Down != nil {
 			m.opts.Down(i)
 		}
@@ -590,7 +591,7 @@ func (m *Monitor) evaluateRoles() {
 			for _, i := range writable {
 				names += " " + m.nodes[i].Name
 			}
-			m.agg.emit(Event{Kind: SplitBrain, Detail: "writable:" + names})
+			m.agg.emit(health.Event{Kind: health.SplitBrain, Detail: "writable:" + names})
 		}
 		m.notifyLocked()
 	}
@@ -599,7 +600,7 @@ func (m *Monitor) evaluateRoles() {
 		m.primary.Store(int32(writable[0]))
 		m.nodes[cur].primary.Store(false)
 		m.samples = m.samples[:0] // positions of the old primary no longer apply
-		m.agg.emit(Event{Kind: SwitchoverFollowed, Node: m.nodes[writable[0]].Name,
+		m.agg.emit(health.Event{Kind: health.SwitchoverFollowed, Node: m.nodes[writable[0]].Name,
 			Detail: "was " + m.nodes[cur].Name})
 		m.notifyLocked()
 	}
@@ -617,7 +618,7 @@ func (m *Monitor) checkPrimaryLocked() {
 	}
 	m.notifyLocked() // writes waiting for a primary look again
 	if ok {
-		m.agg.emit(Event{Kind: PrimaryFound, Node: n.Name})
+		m.agg.emit(health.Event{Kind: health.PrimaryFound, Node: n.Name})
 		return
 	}
 	why := "read-only"
@@ -627,7 +628,7 @@ func (m *Monitor) checkPrimaryLocked() {
 	case m.split.Load():
 		why = "split brain"
 	}
-	m.agg.emit(Event{Kind: PrimaryLost, Node: n.Name, Detail: why})
+	m.agg.emit(health.Event{Kind: health.PrimaryLost, Node: n.Name, Detail: why})
 }
 
 // Failure records a connection-class failure of real traffic on node i;

@@ -1,10 +1,12 @@
-package health
+package monitor
 
 import (
 	"context"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/rwshard/rwshard/health"
 )
 
 // eventually is the bound of every require.Eventually in this package:
@@ -127,28 +129,28 @@ func (f *fakeCluster) totalCalls() int {
 // recorder is an Observer that keeps what it is given.
 type recorder struct {
 	mu     sync.Mutex
-	events []Event
+	events []health.Event
 }
 
-func (r *recorder) Observe(e Event) {
+func (r *recorder) Observe(e health.Event) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.events = append(r.events, e)
 }
 
-func (r *recorder) all() []Event {
+func (r *recorder) all() []health.Event {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append([]Event(nil), r.events...)
+	return append([]health.Event(nil), r.events...)
 }
 
-func (r *recorder) count(k EventKind, node string) int {
+func (r *recorder) count(k health.EventKind, node string) int {
 	return len(filter(r.all(), k, node))
 }
 
 // filter keeps the events of kind k on node.
-func filter(events []Event, k EventKind, node string) []Event {
-	var out []Event
+func filter(events []health.Event, k health.EventKind, node string) []health.Event {
+	var out []health.Event
 	for _, e := range events {
 		if e.Kind == k && e.Node == node {
 			out = append(out, e)
@@ -159,8 +161,8 @@ func filter(events []Event, k EventKind, node string) []Event {
 
 // queued drains the events waiting for delivery on a monitor that was not
 // started (tests that drive probeOnce themselves).
-func queued(m *Monitor) []Event {
-	var out []Event
+func queued(m *Monitor) []health.Event {
+	var out []health.Event
 	for {
 		select {
 		case e := <-m.agg.out:
