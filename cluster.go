@@ -11,6 +11,7 @@ import (
 
 	"github.com/rwshard/rwshard/balance"
 	"github.com/rwshard/rwshard/internal/monitor"
+	"github.com/rwshard/rwshard/internal/route"
 	"github.com/rwshard/rwshard/router"
 )
 
@@ -60,10 +61,10 @@ type cluster struct {
 	mon        *monitor.Monitor // roles, health, lag; always present
 	policy     balance.Policy   // bound to every node's name, in order
 	weighted   bool             // built-in weighted policy: a primary with weight > 0 takes reads
-	classifier *router.Classifier
+	classifier *route.Classifier
 	// tag is the classifier's tag function (Config.PoolRules), for the
 	// units of sharded statements, which come classified; nil: none.
-	tag    func(string, router.Class) int
+	tag    func(string, route.Class) int
 	budget *monitor.Budget
 	// report: a statement is reported when it ends (Config.Tracer or
 	// Config.RouteLog); ryw: Config.Consistency is not eventual. Derived
@@ -87,7 +88,7 @@ type cluster struct {
 	poolIdx map[string]int
 
 	// replay: session variables are applied to backend connections
-	// instead of pinning (router.ReplayableSet); rwshard's own pools only.
+	// instead of pinning (route.ReplayableSet); rwshard's own pools only.
 	replay bool
 
 	// replays counts transactions replayed and refused (Config.TxReplay).
@@ -128,7 +129,7 @@ func (cl *cluster) account(e *exe, p *plan, took time.Duration) {
 		return
 	}
 	kind := p.r.cls.Kind
-	if kind == router.Read {
+	if kind == route.Read {
 		cl.reads.Add(1)
 		if cl.isPrimary(n) {
 			cl.primaryReads.Add(1)

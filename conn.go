@@ -8,6 +8,7 @@ import (
 
 	"github.com/rwshard/rwshard/health"
 	"github.com/rwshard/rwshard/hint"
+	"github.com/rwshard/rwshard/internal/route"
 	"github.com/rwshard/rwshard/internal/shardhook"
 	"github.com/rwshard/rwshard/router"
 )
@@ -65,7 +66,7 @@ type conn struct {
 	// read-your-writes scope is ctxScope.
 	plainCtx context.Context
 	// vars are the session variables this logical connection set without
-	// pinning (router.ReplayableSet), applied to every backend connection
+	// pinning (route.ReplayableSet), applied to every backend connection
 	// before its statements run (see applyVars).
 	vars sessionVars
 	cl   *cluster
@@ -199,11 +200,11 @@ func (c *conn) heldRows(ctx context.Context, q string, args []driver.NamedValue,
 // QueryUnit and ExecUnit run a unit of a sharded statement (see
 // shardhook.Units): a statement like any other, whose class the sharding
 // module gives, run as a prepared statement when prepared.
-func (c *conn) QueryUnit(ctx context.Context, q string, args []driver.NamedValue, cls router.Class, prepared bool) (driver.Rows, error) {
+func (c *conn) QueryUnit(ctx context.Context, q string, args []driver.NamedValue, cls route.Class, prepared bool) (driver.Rows, error) {
 	return c.queryRows(ctx, q, args, unitStmt(c, q, cls, prepared))
 }
 
-func (c *conn) ExecUnit(ctx context.Context, q string, args []driver.NamedValue, cls router.Class, prepared bool) (driver.Result, error) {
+func (c *conn) ExecUnit(ctx context.Context, q string, args []driver.NamedValue, cls route.Class, prepared bool) (driver.Result, error) {
 	return c.exec(ctx, q, args, unitStmt(c, q, cls, prepared))
 }
 
@@ -333,7 +334,7 @@ func (c *conn) Ping(ctx context.Context) error {
 		}
 		return nil
 	}
-	p := plan{r: routed{cls: router.Class{Kind: router.SessionRead}}, ok: true, reason: router.ReasonWrite}
+	p := plan{r: routed{cls: route.Class{Kind: route.SessionRead}}, ok: true, reason: router.ReasonWrite}
 	e := exe{c: c, q: "PING"}
 	b, err := e.runPrimary(ctx, &p, router.ReasonWrite, func(dc driver.Conn) error { return pingConn(ctx, dc) })
 	if err != nil {

@@ -18,8 +18,8 @@ import (
 	"github.com/rwshard/rwshard/balance"
 	"github.com/rwshard/rwshard/health"
 	"github.com/rwshard/rwshard/internal/monitor"
+	"github.com/rwshard/rwshard/internal/route"
 	"github.com/rwshard/rwshard/internal/shardhook"
-	"github.com/rwshard/rwshard/router"
 )
 
 var (
@@ -157,7 +157,7 @@ func newCluster(cfg *Config) (*cluster, error) {
 		cfg:        cfg,
 		byName:     make(map[string]*node, len(cfg.Nodes)),
 		policy:     policy,
-		classifier: router.NewTaggingClassifier(cfg.ClassifierCacheSize, cfg.poolTagger()),
+		classifier: route.NewTaggingClassifier(cfg.ClassifierCacheSize, cfg.poolTagger()),
 		tag:        cfg.poolTagger(),
 		budget:     monitor.NewBudget(cfg.RetryBudget, 1),
 		weighted:   cfg.Policy == nil && cfg.Balance == "weighted",

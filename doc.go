@@ -5,8 +5,8 @@
 //		"app:pw@tcp(10.0.0.1:3306),tcp(10.0.0.2:3306),tcp(10.0.0.3:3306)/shop?parseTime=true")
 //
 // The first host is the primary. Every statement is classified by its SQL
-// text (router.Classify): a plain, non-locking read in autocommit may run
-// on a replica picked by the balancing policy; everything else, and
+// text (Explain shows the class): a plain, non-locking read in autocommit
+// may run on a replica picked by the balancing policy; everything else, and
 // anything the classifier cannot prove to be a plain read, runs on the
 // primary. Statements that change session state (SET, USE, temporary
 // tables, LOCK TABLES, GET_LOCK, PREPARE, text BEGIN, autocommit=0) pin the

@@ -10,6 +10,7 @@ import (
 
 	"github.com/rwshard/rwshard/health"
 	"github.com/rwshard/rwshard/internal/monitor"
+	"github.com/rwshard/rwshard/internal/route"
 	"github.com/rwshard/rwshard/router"
 )
 
@@ -92,7 +93,7 @@ func (e *exe) run(ctx context.Context, p *plan, ps *stmt, out *results, do work)
 		}
 	}
 	c.cl.budget.Request() // every statement earns its share of retries
-	if p.r.cls.Effect == router.ReplayState {
+	if p.r.cls.Effect == route.ReplayState {
 		b, err = e.runSet(ctx, p, out)
 	} else {
 		b, err = e.execute(ctx, p, do)
@@ -518,12 +519,12 @@ func (e *exe) causalWait(ctx context.Context, b *backend, gtid monitor.GTIDSet) 
 }
 
 // runSet runs a SET that becomes part of the state applied to every
-// backend connection (router.ReplayState): applying it where the
+// backend connection (route.ReplayState): applying it where the
 // statement runs (the primary, or the transaction's connection) checks
 // it, as running it would.
 func (e *exe) runSet(ctx context.Context, p *plan, out *results) (*backend, error) {
 	c := e.c
-	as, _ := router.ReplayableSet(e.q)
+	as, _ := route.ReplayableSet(e.q)
 	prev := c.vars
 	c.vars = prev.with(as)
 	b, err := e.execute(ctx, p, func(driver.Conn) error { // applyVars ran it

@@ -9,7 +9,7 @@ import (
 
 	"github.com/rwshard/rwshard/hint"
 	"github.com/rwshard/rwshard/internal/redact"
-	"github.com/rwshard/rwshard/router"
+	"github.com/rwshard/rwshard/internal/route"
 )
 
 // Plan is where a statement would run and why, as Explain sees it.
@@ -103,12 +103,12 @@ func (p Plan) String() string {
 }
 
 var effectNames = []struct {
-	e    router.Effect
+	e    route.Effect
 	name string
-}{{router.Pin, "pin"}, {router.TxBegin, "tx-begin"}, {router.TxEnd, "tx-end"},
-	{router.AutocommitOff, "autocommit-off"}, {router.AutocommitOn, "autocommit-on"},
-	{router.PrimaryState, "primary-state"}, {router.ReplayState, "session-vars"},
-	{router.Lock, "lock"}, {router.Unlock, "unlock"}, {router.TempTable, "temporary-table"}, {router.UserVars, "user-vars"}}
+}{{route.Pin, "pin"}, {route.TxBegin, "tx-begin"}, {route.TxEnd, "tx-end"},
+	{route.AutocommitOff, "autocommit-off"}, {route.AutocommitOn, "autocommit-on"},
+	{route.PrimaryState, "primary-state"}, {route.ReplayState, "session-vars"},
+	{route.Lock, "lock"}, {route.Unlock, "unlock"}, {route.TempTable, "temporary-table"}, {route.UserVars, "user-vars"}}
 
 // Explain returns the plan of a statement on db (an rwshard *sql.DB)
 // without running it: its classification, the hint that applied, the
@@ -200,10 +200,10 @@ func (lc *conn) describe(ctx context.Context, query string, p *plan) Plan {
 			out.Targets = []string{cl.primary().name}
 		}
 		switch {
-		case p.effects.Has(router.Pin):
+		case p.effects.Has(route.Pin):
 			out.Pins = "every later statement of this connection runs on " + out.Targets[0] +
 				" until it is closed or reset (rwshard.resetSession)"
-		case p.effects&(router.Lock|router.TempTable|router.UserVars|router.PrimaryState) != 0:
+		case p.effects&(route.Lock|route.TempTable|route.UserVars|route.PrimaryState) != 0:
 			out.Pins = "this connection keeps its connection to " + out.Targets[0] +
 				" for what the statement leaves there (a lock, a temporary table, variables); later reads still go to replicas"
 		}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/rwshard/rwshard/internal/route"
 	"github.com/rwshard/rwshard/router"
 )
 
@@ -92,27 +93,27 @@ func targetOK(b *backend, read bool) bool { return read || b.node.h.IsPrimary() 
 
 // applyEffects updates the session state after a statement succeeded on
 // the held connection.
-func (c *conn) applyEffects(e router.Effect, q string) {
-	if e.Has(router.Pin) && !c.dirty {
+func (c *conn) applyEffects(e route.Effect, q string) {
+	if e.Has(route.Pin) && !c.dirty {
 		c.dirty, c.kept.pinnedBy = true, quote(q)
 		c.cl.pinned.Add(1)
 	}
-	if e.Has(router.PrimaryState) {
+	if e.Has(route.PrimaryState) {
 		c.primaryState = true
 	}
-	if e&(router.Lock|router.Unlock|router.TempTable|router.UserVars) != 0 {
+	if e&(route.Lock|route.Unlock|route.TempTable|route.UserVars) != 0 {
 		c.keepState(e, q)
 	}
 	switch {
-	case e.Has(router.TxBegin):
+	case e.Has(route.TxBegin):
 		c.textTx = true // BEGIN …; COMMIT in one string stays pinned: safe side
-	case e.Has(router.TxEnd):
+	case e.Has(route.TxEnd):
 		c.textTx = false
 	}
 	switch {
-	case e.Has(router.AutocommitOff):
+	case e.Has(route.AutocommitOff):
 		c.autocommitOff = true
-	case e.Has(router.AutocommitOn):
+	case e.Has(route.AutocommitOn):
 		c.autocommitOff = false
 		c.textTx = false // SET autocommit=1 commits an open transaction
 	}
@@ -184,7 +185,7 @@ func (h *hold) commits(p *plan) bool {
 	if !h.inTx() {
 		return changesData(&p.r.cls)
 	}
-	return h.txWrites && p.effects&(router.TxEnd|router.AutocommitOn) != 0
+	return h.txWrites && p.effects&(route.TxEnd|route.AutocommitOn) != 0
 }
 
 // breakSession gives up the held connection with its state: the logical
@@ -248,20 +249,20 @@ func (c *conn) clearHold() {
 // keepState records what a lock, a temporary table or an assignment of
 // user variables left on the held connection, after the statement q ran
 // there.
-func (c *conn) keepState(e router.Effect, q string) {
+func (c *conn) keepState(e route.Effect, q string) {
 	k := &c.kept
-	if e.Has(router.Lock) {
+	if e.Has(route.Lock) {
 		k.locks++
 	}
-	if e.Has(router.Unlock) {
+	if e.Has(route.Unlock) {
 		if strings.Contains(strings.ToUpper(q), "RELEASE_ALL_LOCKS") {
 			k.locks = 0
 		} else if k.locks > 0 {
 			k.locks--
 		}
 	}
-	if e.Has(router.TempTable) {
-		names, create, ok := router.TemporaryTables(q)
+	if e.Has(route.TempTable) {
+		names, create, ok := route.TemporaryTables(q)
 		switch {
 		case !ok: // a form not read: the safe side
 			if !c.dirty {
@@ -278,8 +279,8 @@ func (c *conn) keepState(e router.Effect, q string) {
 			k.temps = slices.DeleteFunc(k.temps, func(t string) bool { return slices.Contains(names, t) })
 		}
 	}
-	if e.Has(router.UserVars) {
-		names, _ := router.AssignedVars(q)
+	if e.Has(route.UserVars) {
+		names, _ := route.AssignedVars(q)
 		for _, n := range names {
 			if !slices.Contains(k.capture, n) {
 				k.capture = append(k.capture, n)

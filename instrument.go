@@ -14,7 +14,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/rwshard/rwshard/internal/redact"
-	"github.com/rwshard/rwshard/router"
+	"github.com/rwshard/rwshard/internal/route"
 )
 
 // What rwshard measures as statements run: latency histograms, server
@@ -114,9 +114,9 @@ type nodeMeters struct {
 
 // latency records a statement's time until it returned, by class. It
 // inlines: one call of observe.
-func (m *nodeMeters) latency(k router.Kind, d time.Duration) {
+func (m *nodeMeters) latency(k route.Kind, d time.Duration) {
 	h := &m.writes
-	if k == router.Read {
+	if k == route.Read {
 		h = &m.reads
 	}
 	h.observe(d)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
+	"github.com/rwshard/rwshard/internal/route"
 	"github.com/rwshard/rwshard/router"
 )
 
@@ -119,7 +120,7 @@ func isBadConn(err error) bool { return errors.Is(err, driver.ErrBadConn) }
 
 // isWrite: statements that may change data or server state. Unknown
 // counts as a write.
-func isWrite(k router.Kind) bool { return k == router.Write || k == router.Unknown }
+func isWrite(k route.Kind) bool { return k == route.Write || k == route.Unknown }
 
 // changesData reports a statement that may change data, and so whose
 // outcome matters when its connection breaks under it and whose success
@@ -127,9 +128,9 @@ func isWrite(k router.Kind) bool { return k == router.Write || k == router.Unkno
 // variables only (PrimaryState, ReplayState, UserVars), a temporary
 // table's creation or removal, nor the start of a transaction, which
 // commit nothing.
-func changesData(cls *router.Class) bool {
-	return isWrite(cls.Kind) && cls.Effect&(router.PrimaryState|router.ReplayState|router.UserVars) == 0 &&
-		cls.Effect != router.TxBegin && cls.Effect != router.TempTable
+func changesData(cls *route.Class) bool {
+	return isWrite(cls.Kind) && cls.Effect&(route.PrimaryState|route.ReplayState|route.UserVars) == 0 &&
+		cls.Effect != route.TxBegin && cls.Effect != route.TempTable
 }
 
 // mayHaveRun reports an attempt that may have changed data although it

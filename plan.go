@@ -9,6 +9,7 @@ import (
 
 	"github.com/rwshard/rwshard/hint"
 	"github.com/rwshard/rwshard/internal/monitor"
+	"github.com/rwshard/rwshard/internal/route"
 	"github.com/rwshard/rwshard/router"
 )
 
@@ -52,8 +53,8 @@ func (s nodeSet) len() int           { return bits.OnesCount64(uint64(s)) }
 // applies (the context's merged with the text's) and the router's
 // decision. A prepared statement remembers it (stmt.routes).
 type routed struct {
-	d   router.Decision // first: with cls.Kind and cls.Effect, what a statement reads
-	cls router.Class
+	d   route.Decision // first: with cls.Kind and cls.Effect, what a statement reads
+	cls route.Class
 	h   hint.Hint
 }
 
@@ -67,7 +68,7 @@ type plan struct {
 	where  where
 	// effects change the session when the statement succeeds on the held
 	// connection: its class's (a BeginTx's BEGIN has none of its own).
-	effects router.Effect
+	effects route.Effect
 	// stmt: the caller's statement, counted per node as it is sent (a
 	// prepare, a BEGIN, a ping are not).
 	stmt bool
@@ -98,16 +99,16 @@ func (c *conn) plan(ctx context.Context, q string, ps *stmt, p *plan) error {
 	}
 	p.ok, p.reason, p.effects, p.stmt = true, r.d.Reason, r.cls.Effect, true
 	switch d := &p.r.d; {
-	case d.Target == router.ToSession || d.Pin:
+	case d.Target == route.ToSession || d.Pin:
 		p.where = toHeld
-	case d.Target == router.ToReplica:
-		if c.more && len(c.kept.temps) > 0 && router.Mentions(q, c.kept.temps) {
+	case d.Target == route.ToReplica:
+		if c.more && len(c.kept.temps) > 0 && route.Mentions(q, c.kept.temps) {
 			p.where, p.reason = toHeld, router.ReasonTempTable // the held connection has it
 			return nil
 		}
 		p.where = toReplicas
 		return c.planRead(ctx, q, p)
-	case d.Target == router.ToNode:
+	case d.Target == route.ToNode:
 		n, err := c.cl.namedNode(r.cls, *d, q)
 		if err != nil {
 			return err
@@ -120,7 +121,7 @@ func (c *conn) plan(ctx context.Context, q string, ps *stmt, p *plan) error {
 	if p.where == toPrimary && c.heldPrimary() {
 		p.where = toHeld
 	}
-	if p.where == toHeld && c.sess != nil && !targetOK(c.sess, r.cls.Kind == router.Read) {
+	if p.where == toHeld && c.sess != nil && !targetOK(c.sess, r.cls.Kind == route.Read) {
 		// A session on a replica (a read-only transaction) runs plain
 		// reads only: rwshard never sends anything else to a replica.
 		return routeErr(c.sess.node, p.reason, q, ErrWriteToReplica)
@@ -272,7 +273,7 @@ func (c *conn) filter(ctx context.Context, h hint.Hint) readFilter {
 // was decided then (stmt.routes), which nobody modifies.
 func (c *conn) route(ctx context.Context, q string, ps *stmt, r *routed) (*routed, error) {
 	c.rule = 0
-	st := router.State{InTx: c.inTx(), Pinned: c.dirty}
+	st := route.State{InTx: c.inTx(), Pinned: c.dirty}
 	ch, hinted := c.hintOf(ctx)
 	if ps != nil && !hinted && !c.broken {
 		if kept := ps.kept(st); kept != nil {
@@ -289,18 +290,18 @@ func (c *conn) route(ctx context.Context, q string, ps *stmt, r *routed) (*route
 	if err := c.classify(q, ps, &r.cls); err != nil {
 		return nil, hintErr(q, err)
 	}
-	if r.cls.Effect == router.Pin && r.cls.Statements == 1 {
+	if r.cls.Effect == route.Pin && r.cls.Statements == 1 {
 		c.settleSet(q, &r.cls)
 	}
 	r.h = r.cls.Hint
 	if hinted {
 		r.h = hint.Merge(ch, r.cls.Hint)
 	}
-	r.d = router.Decide(r.cls, r.h, st)
+	r.d = route.Decide(r.cls, r.h, st)
 	// What decides a read for a replica, and whether a node hint is
 	// refused, can change from one execution to the next; the rest
 	// depends on the text and the connection state alone.
-	fixed := r.d.Target != router.ToReplica
+	fixed := r.d.Target != route.ToReplica
 	if !fixed {
 		c.routeRead(q, r)
 	}
@@ -308,12 +309,12 @@ func (c *conn) route(ctx context.Context, q string, ps *stmt, r *routed) (*route
 		// A statement that pins goes to the primary connection it pins:
 		// a hint aiming it elsewhere is refused, not ignored.
 		fixed = false
-		d := router.Decision{Target: router.ToNode, Node: r.h.Node, Reason: router.ReasonHintNode}
+		d := route.Decision{Target: route.ToNode, Node: r.h.Node, Reason: router.ReasonHintNode}
 		if _, err := c.cl.namedNode(r.cls, d, q); err != nil {
 			return nil, err
 		}
 	}
-	if r.cls.Effect&heldEffects != 0 && !r.d.Pin && r.d.Target == router.ToPrimary {
+	if r.cls.Effect&heldEffects != 0 && !r.d.Pin && r.d.Target == route.ToPrimary {
 		r.d.Pin = true // it runs on the held primary connection
 	}
 	if ps != nil && !hinted && fixed {
@@ -325,27 +326,27 @@ func (c *conn) route(ctx context.Context, q string, ps *stmt, r *routed) (*route
 // commits reports a statement that may commit data, and so whose reply
 // may carry a GTID: a write in autocommit, or what ends a transaction.
 func (p *plan) commits(c *conn) bool {
-	return p.r.cls.Effect&(router.TxEnd|router.AutocommitOn) != 0 || !c.inTx() && changesData(&p.r.cls)
+	return p.r.cls.Effect&(route.TxEnd|route.AutocommitOn) != 0 || !c.inTx() && changesData(&p.r.cls)
 }
 
 // heldEffects are the effects of statements that run on the held primary
 // connection, keep it, and leave reads to the replicas.
-const heldEffects = router.PrimaryState | router.Lock | router.Unlock | router.TempTable | router.UserVars
+const heldEffects = route.PrimaryState | route.Lock | route.Unlock | route.TempTable | route.UserVars
 
-// settleSet tells apart the session statements (router.Pin) that need no
+// settleSet tells apart the session statements (route.Pin) that need no
 // pinning: a SET only primary statements see (PrimaryState), one
 // replayed on every backend connection (ReplayState), or an assignment
 // of user variables whose values are read back and replayed (UserVars).
-func (c *conn) settleSet(q string, cls *router.Class) {
+func (c *conn) settleSet(q string, cls *route.Class) {
 	switch {
-	case router.PrimaryOnlySet(q):
-		cls.Effect = router.PrimaryState
+	case route.PrimaryOnlySet(q):
+		cls.Effect = route.PrimaryState
 	case !c.cl.replay || c.dirty:
 	default:
-		if _, ok := router.ReplayableSet(q); ok {
-			cls.Effect = router.ReplayState
-		} else if _, ok := router.AssignedVars(q); ok {
-			cls.Effect = router.UserVars
+		if _, ok := route.ReplayableSet(q); ok {
+			cls.Effect = route.ReplayState
+		} else if _, ok := route.AssignedVars(q); ok {
+			cls.Effect = route.UserVars
 		}
 	}
 }
@@ -357,7 +358,7 @@ func (c *conn) settleSet(q string, cls *router.Class) {
 func (c *conn) routeRead(q string, r *routed) {
 	cls, h := &r.cls, &r.h
 	if len(cls.Functions) > 0 && !c.cl.replicaSafe(cls.Functions) || c.cl.isPrimaryOnly(q) {
-		r.d = router.Decision{Target: router.ToPrimary, Reason: router.ReasonStoredFunction}
+		r.d = route.Decision{Target: route.ToPrimary, Reason: router.ReasonStoredFunction}
 		return
 	}
 	if h.Pool == "" && cls.Tag > 0 {
@@ -371,7 +372,7 @@ func (c *conn) routeRead(q string, r *routed) {
 // classify puts the classifier's answer for q into cls; ps, the caller's
 // prepared statement for q (nil for a text statement), keeps it after its
 // first execution: the classifier's cache is looked up by the whole text.
-func (c *conn) classify(q string, ps *stmt, cls *router.Class) error {
+func (c *conn) classify(q string, ps *stmt, cls *route.Class) error {
 	if ps != nil && ps.classified {
 		*cls = ps.cls
 		return nil
@@ -385,13 +386,13 @@ func (c *conn) classify(q string, ps *stmt, cls *router.Class) error {
 
 // namedNode resolves a hint.Node decision: the node must exist, and only a
 // read may go to a replica.
-func (cl *cluster) namedNode(cls router.Class, d router.Decision, q string) (*node, error) {
+func (cl *cluster) namedNode(cls route.Class, d route.Decision, q string) (*node, error) {
 	n := cl.byName[d.Node]
 	if n == nil {
 		return nil, &RouteError{Node: d.Node, Reason: d.Reason.String(), Statement: quote(q),
 			Err: fmt.Errorf("%w; nodes: %s", ErrUnknownNode, nodeNames(cl.cfg.Nodes))}
 	}
-	if !cl.isPrimary(n) && cls.Kind != router.Read {
+	if !cl.isPrimary(n) && cls.Kind != route.Read {
 		return nil, routeErr(n, d.Reason, q, ErrWriteToReplica)
 	}
 	return n, nil

@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/rwshard/rwshard/router"
+	"github.com/rwshard/rwshard/internal/route"
 )
 
 // PoolRule sends the reads it matches to a replica pool (Config.Pools),
@@ -22,7 +22,7 @@ type PoolRule struct {
 	// Pool is the name of the pool the matching reads run on.
 	Pool string
 	// Tables: the read reads one of these tables (a name after FROM or
-	// JOIN of one of its SELECTs; see router.Tables). "name" is a table of
+	// JOIN of one of its SELECTs; see route.Tables). "name" is a table of
 	// that name in any schema; "schema.name" a table of that schema, or an
 	// unqualified one when the DSN's database is that schema. Either part
 	// may be a glob as path.Match takes it ("audit.*", "report_*").
@@ -115,17 +115,17 @@ var (
 )
 
 // poolTagger is the tag function of the cluster's classifier
-// (router.NewTaggingClassifier): the 1-based index of the first pool rule
+// (route.NewTaggingClassifier): the 1-based index of the first pool rule
 // that matches a read, 0 for none. It runs once per statement text; nil
 // without rules, so that a connector without rules pays nothing.
-func (c *Config) poolTagger() func(string, router.Class) int {
+func (c *Config) poolTagger() func(string, route.Class) int {
 	if len(c.rules) == 0 {
 		return nil
 	}
 	rules := c.rules
 	db := strings.ToLower(c.Backend.DBName)
-	return func(sql string, cls router.Class) int {
-		if cls.Kind != router.Read {
+	return func(sql string, cls route.Class) int {
+		if cls.Kind != route.Read {
 			return 0 // only a read may run on a replica
 		}
 		var tables []string
@@ -134,7 +134,7 @@ func (c *Config) poolTagger() func(string, router.Class) int {
 			r := &rules[i]
 			if len(r.tables) > 0 {
 				if !scanned {
-					tables, scanned = router.Tables(sql), true
+					tables, scanned = route.Tables(sql), true
 				}
 				if !r.readsTable(tables, db) {
 					continue
@@ -149,7 +149,7 @@ func (c *Config) poolTagger() func(string, router.Class) int {
 	}
 }
 
-// readsTable reports whether one of tables (as router.Tables gives them)
+// readsTable reports whether one of tables (as route.Tables gives them)
 // matches one of r's patterns; db is the connection's default schema.
 func (r *poolRule) readsTable(tables []string, db string) bool {
 	for _, t := range tables {
@@ -176,7 +176,7 @@ func glob(pattern, s string) bool {
 
 // poolRule returns the rule that chose the pool of a read classified as
 // cls, if any: the read is bound for a replica and names no pool itself.
-func (cl *cluster) poolRule(cls router.Class) int {
+func (cl *cluster) poolRule(cls route.Class) int {
 	if cls.Tag <= 0 || cls.Tag > len(cl.cfg.rules) {
 		return 0
 	}

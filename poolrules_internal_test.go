@@ -62,7 +62,7 @@ func TestPoolRuleTables(t *testing.T) {
 
 // The rule decision is cached with the classification: routing a read a
 // rule matched again costs no table scan and no regexp, which would
-// allocate (router.Tables does).
+// allocate (route.Tables does).
 func TestPoolRuleCached(t *testing.T) {
 	c := benchConnWith(t, withPoolRules)
 	ctx := context.Background()

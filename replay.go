@@ -13,6 +13,7 @@ import (
 	"github.com/cespare/xxhash/v2"
 
 	"github.com/rwshard/rwshard/health"
+	"github.com/rwshard/rwshard/internal/route"
 	"github.com/rwshard/rwshard/router"
 )
 
@@ -222,7 +223,7 @@ func (t *txn) replayOn(ctx context.Context, cause error) error {
 			return fail("", "a result set of the transaction was still being read", quote(e.q), cause)
 		}
 	}
-	r := routed{cls: router.Class{Kind: router.Write, Effect: router.TxBegin}}
+	r := routed{cls: route.Class{Kind: route.Write, Effect: route.TxBegin}}
 	p := plan{r: r, ok: true, reason: router.ReasonInTransaction}
 	var tx driver.Tx
 	e := exe{c: c, q: "BEGIN"}

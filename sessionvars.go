@@ -8,10 +8,10 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/rwshard/rwshard/router"
+	"github.com/rwshard/rwshard/internal/route"
 )
 
-// Session variables without pinning (router.ReplayableSet): a logical
+// Session variables without pinning (route.ReplayableSet): a logical
 // connection that runs SET time_zone = '+00:00' (or sql_mode, SET NAMES,
 // …) records the setting, and every backend connection it then uses,
 // replicas included, is brought to that state before its next statement:
@@ -32,15 +32,15 @@ import (
 // sessionVars is a set of variable settings: a logical connection's
 // wanted ones, or those applied to a backend connection.
 type sessionVars struct {
-	key  string              // canonical form; "" when empty (first: what every statement compares)
-	list []router.Assignment // by name, one per name
+	key  string             // canonical form; "" when empty (first: what every statement compares)
+	list []route.Assignment // by name, one per name
 }
 
 // with returns v with as applied, later assignments winning.
-func (v sessionVars) with(as []router.Assignment) sessionVars {
+func (v sessionVars) with(as []route.Assignment) sessionVars {
 	list := slices.Clone(v.list)
 	for _, a := range as {
-		i, found := slices.BinarySearchFunc(list, a.Name, func(x router.Assignment, name string) int { return strings.Compare(x.Name, name) })
+		i, found := slices.BinarySearchFunc(list, a.Name, func(x route.Assignment, name string) int { return strings.Compare(x.Name, name) })
 		if found {
 			list[i].Value = a.Value
 		} else {
@@ -58,7 +58,7 @@ func (v sessionVars) with(as []router.Assignment) sessionVars {
 }
 
 func (v sessionVars) value(name string) (string, bool) {
-	i, found := slices.BinarySearchFunc(v.list, name, func(x router.Assignment, name string) int { return strings.Compare(x.Name, name) })
+	i, found := slices.BinarySearchFunc(v.list, name, func(x route.Assignment, name string) int { return strings.Compare(x.Name, name) })
 	if !found {
 		return "", false
 	}
@@ -171,7 +171,7 @@ func (c *conn) captureVars(ctx context.Context) error {
 		return err
 	}
 	typed, _ := rows.(driver.RowsColumnTypeDatabaseTypeName)
-	as := make([]router.Assignment, 0, len(names))
+	as := make([]route.Assignment, 0, len(names))
 	for i, n := range names {
 		v, hex, cs, coll := dest[4*i], text(dest[4*i+1]), text(dest[4*i+2]), text(dest[4*i+3])
 		lit := "NULL"
@@ -184,7 +184,7 @@ func (c *conn) captureVars(ctx context.Context) error {
 		default:
 			lit = "_" + cs + " X'" + hex + "' COLLATE " + coll
 		}
-		as = append(as, router.Assignment{Name: strings.TrimPrefix(n, "@@"), Value: lit})
+		as = append(as, route.Assignment{Name: strings.TrimPrefix(n, "@@"), Value: lit})
 	}
 	c.vars = c.vars.with(as)
 	if bc := c.sess.bc; bc != nil {

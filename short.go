@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/rwshard/rwshard/internal/route"
 	"github.com/rwshard/rwshard/router"
 )
 
@@ -32,13 +33,13 @@ import (
 // is no longer the primary's.
 
 // shortInfo is what the short path needs of a statement's remembered
-// route in a BeginTx transaction (stmt.routes for router.State{InTx:
+// route in a BeginTx transaction (stmt.routes for route.State{InTx:
 // true}, pinned or not), derived once when the route is remembered
 // (stmt.remember), so that an execution reads it from the statement's
 // own first cache line instead of the route's.
 type shortInfo struct {
 	ok     bool // the route runs on the session connection and changes no session state
-	read   bool // a plain read (router.Read): it may run on a session held on a replica
+	read   bool // a plain read (route.Read): it may run on a session held on a replica
 	write  bool // it changes data (changesData): recorded for read-your-writes
 	reason router.Reason
 }
@@ -46,8 +47,8 @@ type shortInfo struct {
 // shortInfoOf derives r's shortInfo.
 func shortInfoOf(r *routed) shortInfo {
 	return shortInfo{
-		ok:     r.cls.Effect == 0 && (r.d.Target == router.ToSession || r.d.Pin),
-		read:   r.cls.Kind == router.Read,
+		ok:     r.cls.Effect == 0 && (r.d.Target == route.ToSession || r.d.Pin),
+		read:   r.cls.Kind == route.Read,
 		write:  changesData(&r.cls),
 		reason: r.d.Reason,
 	}
@@ -150,7 +151,7 @@ func (s *shortState) count(si *shortInfo) {
 func (ps *stmt) shortFailed(ctx context.Context, si *shortInfo, err error) error {
 	c := ps.c
 	b, d := c.sess, c.hist.last[si.latencyClass()]
-	r := ps.kept(router.State{InTx: true, Pinned: c.dirty})
+	r := ps.kept(route.State{InTx: true, Pinned: c.dirty})
 	ps.bc.stmts.stats.hits.Add(1) // it found its statement prepared: a hit, counted at once as the failure
 	if staleStmt(err) {
 		ps.bc.stmts.drop(ps.q)

@@ -4,7 +4,7 @@ import (
 	"context"
 	"database/sql/driver"
 
-	"github.com/rwshard/rwshard/router"
+	"github.com/rwshard/rwshard/internal/route"
 )
 
 var (
@@ -37,7 +37,7 @@ type stmt struct {
 	routes [4]*routed
 	q      string
 	// The classifier's answer for q.
-	cls        router.Class
+	cls        route.Class
 	classified bool
 	// text: not a prepared statement but a unit of a sharded statement,
 	// whose class the sharding module gave (unitStmt), run as text.
@@ -47,7 +47,7 @@ type stmt struct {
 // unitStmt carries a unit of a sharded statement through the statement
 // path: its class as the sharding module found it, and whether it runs
 // as a prepared statement.
-func unitStmt(c *conn, q string, cls router.Class, prepared bool) *stmt {
+func unitStmt(c *conn, q string, cls route.Class, prepared bool) *stmt {
 	if c.cl.tag != nil {
 		cls.Tag = c.cl.tag(q, cls) // the pool rule of the unit's text
 	}
@@ -55,7 +55,7 @@ func unitStmt(c *conn, q string, cls router.Class, prepared bool) *stmt {
 }
 
 // remember keeps a copy of r as the statement's route in state st.
-func (s *stmt) remember(st router.State, r *routed) {
+func (s *stmt) remember(st route.State, r *routed) {
 	kept := *r
 	s.routes[stateIndex(st)] = &kept
 	if st.InTx {
@@ -64,10 +64,10 @@ func (s *stmt) remember(st router.State, r *routed) {
 }
 
 // kept is the route the statement remembers for state st, or nil.
-func (s *stmt) kept(st router.State) *routed { return s.routes[stateIndex(st)] }
+func (s *stmt) kept(st route.State) *routed { return s.routes[stateIndex(st)] }
 
 // stateIndex numbers the four router states.
-func stateIndex(st router.State) int {
+func stateIndex(st route.State) int {
 	i := 0
 	if st.InTx {
 		i |= 1

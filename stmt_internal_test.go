@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/rwshard/rwshard/hint"
+	"github.com/rwshard/rwshard/internal/route"
 	"github.com/rwshard/rwshard/router"
 )
 
@@ -82,11 +83,11 @@ func TestPreparedReadRoutedAnew(t *testing.T) {
 	for range 2 {
 		got, err := c.route(ctx, q, ps, &r)
 		require.NoError(t, err)
-		assert.Equal(t, router.ToReplica, got.d.Target)
+		assert.Equal(t, route.ToReplica, got.d.Target)
 	}
 	c.cl.rememberPrimaryOnly(q)
 	got, err := c.route(ctx, q, ps, &r)
 	require.NoError(t, err)
-	assert.Equal(t, router.ToPrimary, got.d.Target)
+	assert.Equal(t, route.ToPrimary, got.d.Target)
 	assert.Equal(t, router.ReasonStoredFunction, got.d.Reason)
 }

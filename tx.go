@@ -6,6 +6,7 @@ import (
 	"errors"
 
 	"github.com/rwshard/rwshard/hint"
+	"github.com/rwshard/rwshard/internal/route"
 	"github.com/rwshard/rwshard/router"
 )
 
@@ -54,8 +55,8 @@ func (t *txn) begin(ctx context.Context, opts driver.TxOptions) (driver.Tx, erro
 	c := (*conn)(t)
 	var tx driver.Tx
 	p := plan{ok: true, reason: router.ReasonInTransaction, r: routed{
-		cls: router.Class{Kind: router.Write, Effect: router.TxBegin},
-		d:   router.Decision{Target: router.ToPrimary, Reason: router.ReasonInTransaction}}}
+		cls: route.Class{Kind: route.Write, Effect: route.TxBegin},
+		d:   route.Decision{Target: route.ToPrimary, Reason: router.ReasonInTransaction}}}
 	e := exe{c: c, q: "BEGIN"}
 	begin := func(dc driver.Conn) (err error) {
 		tx, err = beginTx(ctx, dc, opts)
@@ -69,7 +70,7 @@ func (t *txn) begin(ctx context.Context, opts driver.TxOptions) (driver.Tx, erro
 			c.sess = nil
 		}
 		ch, _ := hint.FromContext(ctx)
-		p.r.cls.Kind, p.r.d.Target = router.Read, router.ToReplica
+		p.r.cls.Kind, p.r.d.Target = route.Read, route.ToReplica
 		p.r.h = hint.Hint{Pool: ch.Pool, MaxLag: ch.MaxLag}
 		p.where = toReplicas
 		if err = c.planRead(ctx, "BEGIN", &p); err == nil {

@@ -8,7 +8,7 @@ import (
 	"context"
 	"database/sql/driver"
 
-	"github.com/rwshard/rwshard/router"
+	"github.com/rwshard/rwshard/internal/route"
 )
 
 // execAtomic runs the units of rt in a transaction over their data
@@ -16,7 +16,7 @@ import (
 // back if any unit fails, so that a failure leaves no shard changed. A
 // commit that fails part way is a *CommitError naming the shards that
 // committed (without XA a commit across data sources is not atomic).
-func (sc *conn) execAtomic(ctx context.Context, st *state, rt *Route, cls *router.Class, prepared bool) (driver.Result, error) {
+func (sc *conn) execAtomic(ctx context.Context, st *state, rt *Route, cls *route.Class, prepared bool) (driver.Result, error) {
 	tx, err := sc.BeginTx(ctx, driver.TxOptions{})
 	if err != nil {
 		return nil, err

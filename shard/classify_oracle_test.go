@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"vitess.io/vitess/go/vt/sqlparser"
 
-	. "github.com/rwshard/rwshard/router"
+	. "github.com/rwshard/rwshard/internal/route"
 )
 
 // The classifier's oracle lives here, in the sharding module, because it

@@ -17,9 +17,9 @@ import (
 	"github.com/rwshard/rwshard"
 	"github.com/rwshard/rwshard/hint"
 	"github.com/rwshard/rwshard/internal/redact"
+	"github.com/rwshard/rwshard/internal/route"
 	"github.com/rwshard/rwshard/internal/rowsx"
 	"github.com/rwshard/rwshard/internal/shardhook"
-	"github.com/rwshard/rwshard/router"
 )
 
 var (
@@ -177,14 +177,14 @@ func (s *sub) query(ctx context.Context, q string, args []driver.NamedValue, pre
 // path (shardhook.Units): no second classification, and a prepared unit
 // is prepared where its plan runs it (a replica's connection for a read),
 // not first on the data source's primary.
-func (s *sub) execUnit(ctx context.Context, u Unit, cls *router.Class, prepared bool) (driver.Result, error) {
+func (s *sub) execUnit(ctx context.Context, u Unit, cls *route.Class, prepared bool) (driver.Result, error) {
 	if uc, ok := s.conn.(shardhook.Units); ok {
 		return uc.ExecUnit(ctx, u.SQL, u.Args, *cls, prepared)
 	}
 	return s.exec(ctx, u.SQL, u.Args, prepared)
 }
 
-func (s *sub) queryUnit(ctx context.Context, u Unit, cls *router.Class, prepared bool) (driver.Rows, error) {
+func (s *sub) queryUnit(ctx context.Context, u Unit, cls *route.Class, prepared bool) (driver.Rows, error) {
 	if uc, ok := s.conn.(shardhook.Units); ok {
 		return uc.QueryUnit(ctx, u.SQL, u.Args, *cls, prepared)
 	}
@@ -195,7 +195,7 @@ func (s *sub) queryUnit(ctx context.Context, u Unit, cls *router.Class, prepared
 // the context its units run with: the statement's comment hints merged
 // into the context's, so that they mean on every shard what they mean
 // without sharding.
-func (sc *conn) classify(ctx context.Context, q string) (context.Context, router.Class, error) {
+func (sc *conn) classify(ctx context.Context, q string) (context.Context, route.Class, error) {
 	cls, err := sc.c.classifier.Classify(q)
 	if err != nil { // a *hint.Error naming the comment: not sent
 		return ctx, cls, &rwshard.RouteError{Reason: "hint", Statement: redact.Quote(q), Err: err}
@@ -324,7 +324,7 @@ func (e *UnitError) Unwrap() error { return e.Err }
 // unitsParallel runs the units of a read at once, each on a logical
 // connection of its own, at most Config.ShardConcurrency at a time. The
 // first failure cancels the others and fails the read.
-func (sc *conn) unitsParallel(ctx context.Context, st *state, units []Unit, cls *router.Class, prepared bool) ([]Source, error) {
+func (sc *conn) unitsParallel(ctx context.Context, st *state, units []Unit, cls *route.Class, prepared bool) ([]Source, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	sources := make([]Source, len(units))
 	errs := make([]error, len(units))
@@ -398,7 +398,7 @@ func firstErr(errs []error) error {
 // at a time, so every unit but the last is read into memory first
 // (ShardingSphere's connection-strictly mode): memory grows with those
 // results.
-func (sc *conn) unitsOnSubs(ctx context.Context, st *state, units []Unit, cls *router.Class, prepared bool) ([]Source, error) {
+func (sc *conn) unitsOnSubs(ctx context.Context, st *state, units []Unit, cls *route.Class, prepared bool) ([]Source, error) {
 	sources := make([]Source, 0, len(units))
 	fail := func(err error) ([]Source, error) {
 		for _, s := range sources {
@@ -470,7 +470,7 @@ func (sc *conn) exec(ctx context.Context, q string, args []driver.NamedValue, pr
 
 // execUnits runs the units of a write in turn, summing their rows
 // affected. On an error it returns the index of the unit that failed.
-func (sc *conn) execUnits(ctx context.Context, st *state, rt *Route, cls *router.Class, prepared bool) (result, int, error) {
+func (sc *conn) execUnits(ctx context.Context, st *state, rt *Route, cls *route.Class, prepared bool) (result, int, error) {
 	res := result{lastID: rt.LastInsertID}
 	for i, u := range rt.Units {
 		s, err := sc.sub(ctx, st, u.DataSource)
@@ -528,7 +528,7 @@ func (r result) RowsAffected() (int64, error) { return r.affected, nil }
 // (temporary tables, locks, USE, SQL-level PREPARE, CALL, user-variable
 // assignment in a query) is refused with a *RouteError naming the
 // statement, never applied to one shard.
-func (sc *conn) sessionStatement(ctx context.Context, q string, cls router.Class, args []driver.NamedValue) (bool, error) {
+func (sc *conn) sessionStatement(ctx context.Context, q string, cls route.Class, args []driver.NamedValue) (bool, error) {
 	e := cls.Effect
 	if e == 0 {
 		return false, nil
@@ -543,12 +543,12 @@ func (sc *conn) sessionStatement(ctx context.Context, q string, cls router.Class
 	switch {
 	case word == "xa":
 		return true, refuse(q, "XA statements (use rwshard.xa=true for XA across shards)")
-	case e.Has(router.TxBegin):
+	case e.Has(route.TxBegin):
 		return true, sc.beginText(ctx, q)
-	case e.Has(router.TxEnd):
+	case e.Has(route.TxEnd):
 		return true, sc.endText(ctx, q, word == "commit")
-	case e.Has(router.AutocommitOff), e.Has(router.AutocommitOn):
-		return true, sc.setAutocommit(ctx, q, e.Has(router.AutocommitOn))
+	case e.Has(route.AutocommitOff), e.Has(route.AutocommitOn):
+		return true, sc.setAutocommit(ctx, q, e.Has(route.AutocommitOn))
 	case word == "set":
 		return true, sc.set(ctx, q)
 	}

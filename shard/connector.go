@@ -14,8 +14,8 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/rwshard/rwshard"
+	"github.com/rwshard/rwshard/internal/route"
 	"github.com/rwshard/rwshard/internal/shardhook"
-	"github.com/rwshard/rwshard/router"
 )
 
 // The sharded connector: the rules, and one ordinary rwshard.Connector
@@ -39,7 +39,7 @@ func open(cfg any) (shardhook.Connector, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &connector{base: base.Clone(), classifier: router.NewClassifier(base.ClassifierCacheSize), stop: make(chan struct{})}
+	c := &connector{base: base.Clone(), classifier: route.NewClassifier(base.ClassifierCacheSize), stop: make(chan struct{})}
 	c.base.RulesFile, c.base.Rules = "", nil
 	st, err := c.build(rules, nil)
 	if err != nil {
@@ -73,7 +73,7 @@ func loadRules(cfg *rwshard.Config) (*Rules, error) {
 // an rwshard.Connector.
 type connector struct {
 	base       *rwshard.Config // the settings every data source gets
-	classifier *router.Classifier
+	classifier *route.Classifier
 	state      atomic.Pointer[state]
 
 	mu      sync.Mutex // reloads and Close

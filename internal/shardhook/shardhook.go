@@ -17,7 +17,7 @@ import (
 	"io"
 	"sync/atomic"
 
-	"github.com/rwshard/rwshard/router"
+	"github.com/rwshard/rwshard/internal/route"
 )
 
 // Connector is what an Opener returns: a driver.Connector the driver
@@ -55,6 +55,6 @@ func Lookup() Opener {
 // connection). Its plan, retries, session and transaction state are the
 // driver's, as for any statement.
 type Units interface {
-	QueryUnit(ctx context.Context, q string, args []driver.NamedValue, cls router.Class, prepared bool) (driver.Rows, error)
-	ExecUnit(ctx context.Context, q string, args []driver.NamedValue, cls router.Class, prepared bool) (driver.Result, error)
+	QueryUnit(ctx context.Context, q string, args []driver.NamedValue, cls route.Class, prepared bool) (driver.Rows, error)
+	ExecUnit(ctx context.Context, q string, args []driver.NamedValue, cls route.Class, prepared bool) (driver.Result, error)
 }

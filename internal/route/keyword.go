@@ -1,4 +1,4 @@
-package router
+package route
 
 // kw identifies the few SQL words the classifier cares about. Everything
 // else is kwNone: an identifier or a keyword without meaning for routing.

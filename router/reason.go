@@ -1,22 +1,5 @@
 package router
 
-import "github.com/rwshard/rwshard/hint"
-
-// Target is the kind of node a statement goes to.
-type Target uint8
-
-const (
-	// ToPrimary is the zero value: when in doubt, the primary.
-	ToPrimary Target = iota
-	// ToReplica lets the balancer pick a replica.
-	ToReplica
-	// ToNode sends the statement to the node named in Decision.Node.
-	ToNode
-	// ToSession runs the statement on the logical connection's own backend
-	// connection: its transaction or its pinned session.
-	ToSession
-)
-
 // Reason says why a statement went where it went. Reasons are what
 // Explain, route logs and metrics show.
 type Reason uint8
@@ -76,63 +59,4 @@ func Reasons() []Reason {
 		out[i] = Reason(i)
 	}
 	return out
-}
-
-// State is what the router needs to know about the logical connection.
-type State struct {
-	// InTx: a transaction (BeginTx or text BEGIN) is open.
-	InTx bool
-	// Pinned: session state was changed; the connection is pinned.
-	Pinned bool
-}
-
-// Decision is where one statement goes and why.
-type Decision struct {
-	Target Target
-	Node   string // for ToNode
-	Reason Reason
-	// Pin: the statement changes session state or opens a transaction; it
-	// must run on a dedicated primary connection that stays with the
-	// logical connection.
-	Pin bool
-}
-
-// Decide routes one classified statement. It is pure: no I/O, no clock.
-//
-// Order of precedence: an open transaction or pinned session keeps every
-// statement (hints cannot leave it); a statement that changes session
-// state pins to the primary; hint primary; hint node; then the statement's
-// kind: only a plain Read may go to a replica.
-func Decide(c Class, h hint.Hint, s State) Decision {
-	switch {
-	case s.InTx:
-		return Decision{Target: ToSession, Reason: ReasonInTransaction}
-	case s.Pinned:
-		return Decision{Target: ToSession, Reason: ReasonSessionPinned}
-	case c.Effect&(Pin|TxBegin|AutocommitOff) != 0:
-		return Decision{Target: ToPrimary, Reason: kindReason(c.Kind), Pin: true}
-	case h.Route == hint.PrimaryOnly:
-		return Decision{Target: ToPrimary, Reason: ReasonHintPrimary}
-	case h.Route == hint.NodeOnly:
-		return Decision{Target: ToNode, Node: h.Node, Reason: ReasonHintNode}
-	case c.Kind == Read:
-		return Decision{Target: ToReplica, Reason: ReasonReplica}
-	default:
-		return Decision{Target: ToPrimary, Reason: kindReason(c.Kind)}
-	}
-}
-
-func kindReason(k Kind) Reason {
-	switch k {
-	case Write:
-		return ReasonWrite
-	case LockingRead:
-		return ReasonLockingRead
-	case SessionRead:
-		return ReasonSessionRead
-	case Read:
-		return ReasonReplica
-	default:
-		return ReasonUnknown
-	}
 }
