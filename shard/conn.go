@@ -249,12 +249,12 @@ func (sc *conn) query(ctx context.Context, q string, args []driver.NamedValue, p
 		}
 		return &releasingRows{Rows: rowsx.Rows{Rows: r}, release: release}, nil
 	}
-	if rt.Write || rt.Merge == nil {
+	if rt.Write || rt.merge == nil {
 		release()
 		return nil, &RouteError{SQL: q,
 			Err: fmt.Errorf("%w: a statement over %d shards that returns rows must be a read", ErrUnsupported, len(rt.Units))}
 	}
-	var sources []Source
+	var sources []rowSource
 	if sc.inTx() || len(sc.session) > 0 {
 		sources, err = sc.unitsOnSubs(ctx, st, rt.Units, &cls, prepared)
 	} else {
@@ -265,8 +265,8 @@ func (sc *conn) query(ctx context.Context, q string, args []driver.NamedValue, p
 		return nil, err
 	}
 	meta := rowsx.Describe(sources[0])
-	plan := rt.MergePlanFor(len(meta))
-	merged, err := Merge(*plan, sources)
+	plan := rt.mergePlanFor(len(meta))
+	merged, err := merge(*plan, sources)
 	if err != nil {
 		release()
 		return nil, err
@@ -279,7 +279,7 @@ func (sc *conn) query(ctx context.Context, q string, args []driver.NamedValue, p
 // asks), for the visible columns only (the others are helper columns the
 // rewrite added), with the merge's own type names (an aggregate keeps the
 // type the shards gave it).
-func mergedMeta(meta rowsx.Columns, merged Source) rowsx.Columns {
+func mergedMeta(meta rowsx.Columns, merged rowSource) rowsx.Columns {
 	n := min(len(merged.Columns()), len(meta))
 	out := slices.Clone(meta[:n])
 	if m, ok := merged.(driver.RowsColumnTypeDatabaseTypeName); ok {
@@ -324,9 +324,9 @@ func (e *UnitError) Unwrap() error { return e.Err }
 // unitsParallel runs the units of a read at once, each on a logical
 // connection of its own, at most Config.ShardConcurrency at a time. The
 // first failure cancels the others and fails the read.
-func (sc *conn) unitsParallel(ctx context.Context, st *state, units []Unit, cls *route.Class, prepared bool) ([]Source, error) {
+func (sc *conn) unitsParallel(ctx context.Context, st *state, units []Unit, cls *route.Class, prepared bool) ([]rowSource, error) {
 	ctx, cancel := context.WithCancel(ctx)
-	sources := make([]Source, len(units))
+	sources := make([]rowSource, len(units))
 	errs := make([]error, len(units))
 	sem := make(chan struct{}, sc.c.base.ShardConcurrency)
 	var wg sync.WaitGroup
@@ -398,9 +398,9 @@ func firstErr(errs []error) error {
 // at a time, so every unit but the last is read into memory first
 // (ShardingSphere's connection-strictly mode): memory grows with those
 // results.
-func (sc *conn) unitsOnSubs(ctx context.Context, st *state, units []Unit, cls *route.Class, prepared bool) ([]Source, error) {
-	sources := make([]Source, 0, len(units))
-	fail := func(err error) ([]Source, error) {
+func (sc *conn) unitsOnSubs(ctx context.Context, st *state, units []Unit, cls *route.Class, prepared bool) ([]rowSource, error) {
+	sources := make([]rowSource, 0, len(units))
+	fail := func(err error) ([]rowSource, error) {
 		for _, s := range sources {
 			s.Close()
 		}

@@ -3,7 +3,7 @@ package shard
 // Merge of multi-shard results.
 //
 // A read that the router sends to several shards runs the rewritten SQL on
-// each of them; Merge turns the per-shard result streams into the one result
+// each of them; merge turns the per-shard result streams into the one result
 // the caller would have got from a single table. It is pure: no I/O of its
 // own beyond calling the sources, no goroutines, no package-level state.
 //
@@ -25,7 +25,7 @@ package shard
 // "ORDER BY … LIMIT o, n" reads about o+n rows from each shard whatever the
 // size of the tables (DESIGN §10).
 //
-// What the rewriter must do for a correct merge is written on MergePlan.
+// What the rewriter must do for a correct merge is written on mergePlan.
 
 import (
 	"database/sql/driver"
@@ -36,15 +36,15 @@ import (
 	"strconv"
 )
 
-// Source is one shard's result stream. It has the method set of
-// driver.Rows: any driver.Rows is a Source, and the Source that Merge
+// rowSource is one shard's result stream. It has the method set of
+// driver.Rows: any driver.Rows is a rowSource, and the rowSource that merge
 // returns is a driver.Rows (with ColumnTypeDatabaseTypeName too).
 //
 // As with driver.Rows, the values Next stores in dest may point into the
 // source's buffers and need stay valid only until the source's next call of
 // Next or Close; the merge copies what it keeps longer. Different sources
 // must not share buffers.
-type Source interface {
+type rowSource interface {
 	Columns() []string
 	// Next fills dest (len(Columns()) values) with the next row; it
 	// returns io.EOF at the end.
@@ -53,50 +53,50 @@ type Source interface {
 }
 
 var (
-	_ driver.Rows                           = Source(nil)
-	_ Source                                = driver.Rows(nil)
+	_ driver.Rows                           = rowSource(nil)
+	_ rowSource                             = driver.Rows(nil)
 	_ driver.Rows                           = (*mergedRows)(nil)
 	_ driver.RowsColumnTypeDatabaseTypeName = (*mergedRows)(nil)
 )
 
-// OrderKey is one ORDER BY key: a column of the shard rows and its
+// orderKey is one ORDER BY key: a column of the shard rows and its
 // direction. NULL sorts before every value ascending and after every value
 // descending, as in MySQL.
-type OrderKey struct {
+type orderKey struct {
 	Index int
 	Desc  bool
 }
 
-// Weight names the column (Weight) that holds the WEIGHT_STRING of
+// weight names the column (Weight) that holds the WEIGHT_STRING of
 // another (Column).
-type Weight struct {
+type weight struct {
 	Column, Weight int
 }
 
-// AggKind is the function of an aggregate column.
-type AggKind uint8
+// aggKind is the function of an aggregate column.
+type aggKind uint8
 
 // Aggregate functions that merge across shards. COUNT, SUM and AVG of
-// DISTINCT values merge with Aggregate.Distinct: shard results of their own
+// DISTINCT values merge with aggregate.Distinct: shard results of their own
 // cannot be added.
 const (
-	AggCount AggKind = iota + 1
-	AggSum
-	AggMin
-	AggMax
-	AggAvg
+	aggCount aggKind = iota + 1
+	aggSum
+	aggMin
+	aggMax
+	aggAvg
 )
 
 var aggNames = [...]string{"", "COUNT", "SUM", "MIN", "MAX", "AVG"}
 
-func (k AggKind) String() string {
+func (k aggKind) String() string {
 	if int(k) < len(aggNames) && k != 0 {
 		return aggNames[k]
 	}
 	return "AggKind(" + strconv.Itoa(int(k)) + ")"
 }
 
-// Aggregate describes one aggregate column of the shard rows.
+// aggregate describes one aggregate column of the shard rows.
 //
 // Results (their Go types follow what the shards returned, so database/sql
 // converts them as it would a single server's):
@@ -133,8 +133,8 @@ func (k AggKind) String() string {
 // for ORDER BY SUM(x)), needs an entry; a column without one is not an
 // aggregate and takes the value of a row of its group (the first non-NULL
 // value seen, as MySQL's ANY_VALUE).
-type Aggregate struct {
-	Kind  AggKind
+type aggregate struct {
+	Kind  aggKind
 	Index int // the aggregate's column; for AVG where the result goes
 	// SumIndex and CountIndex (AVG only) are the derived SUM(x) and
 	// COUNT(x) columns the rewriter added for AVG(x).
@@ -145,10 +145,10 @@ type Aggregate struct {
 	ArgIndex int
 }
 
-// NoLimit as MergePlan.Limit: the query has no LIMIT.
-const NoLimit = -1
+// noLimit as mergePlan.Limit: the query has no LIMIT.
+const noLimit = -1
 
-// MergePlan says how to merge; the SQL rewriter fills it in. Column indexes
+// mergePlan says how to merge; the SQL rewriter fills it in. Column indexes
 // are positions in the shard rows: the caller's select list first
 // (Visible columns), then the columns the rewriter appended (AVG's SUM and
 // COUNT, ORDER BY and GROUP BY expressions that were not selected).
@@ -187,24 +187,24 @@ const NoLimit = -1
 //     SET sort by their ordinal in MySQL, not by their text: a Collated
 //     plan refuses them as ORDER BY keys; order by CAST(col AS CHAR) or
 //     col+0 instead.
-type MergePlan struct {
+type mergePlan struct {
 	// OrderBy keys; empty: no order (rows come shard after shard).
-	OrderBy []OrderKey
+	OrderBy []orderKey
 	// GroupBy columns. Empty with Aggregates set: one global group, one
 	// output row even when every shard is empty (COUNT 0, others NULL).
 	GroupBy []int
 	// Aggregates, one per aggregate column of the shard rows.
-	Aggregates []Aggregate
+	Aggregates []aggregate
 	// Having filters the merged groups (after GROUP BY and aggregates,
 	// before DISTINCT, ORDER BY and LIMIT); nil: every group.
-	Having *Having
+	Having *havingExpr
 	// Distinct removes duplicate rows, comparing the Visible columns.
 	// Streaming when OrderBy covers all of them, else it remembers the rows
 	// of the current run of ORDER BY ties (OrderBy on visible columns
 	// only) or every distinct row (no OrderBy, or hidden OrderBy columns).
 	Distinct bool
 	// Offset rows are skipped, then at most Limit rows are returned;
-	// Limit < 0 (NoLimit): no limit. Limit 0 returns nothing: set NoLimit
+	// Limit < 0 (noLimit): no limit. Limit 0 returns nothing: set noLimit
 	// for a query without LIMIT.
 	Offset, Limit int64
 	// Visible: the first Visible columns are returned; the rest were
@@ -218,7 +218,7 @@ type MergePlan struct {
 	// the weight column instead; other columns (numbers, whose weight
 	// string is NULL, temporal and binary types, and, without Collated,
 	// columns of unknown type) keep their own values.
-	Weights []Weight
+	Weights []weight
 	// Collated: the weight columns hold the rewriter's weight encoding
 	// (merge_collation.go), which says how the collation pads and is
 	// compared accordingly ('a' and 'a ' equal under PAD SPACE, 'a\t'
@@ -240,8 +240,9 @@ type MergePlan struct {
 	ColumnTypes []string
 }
 
-// Errors of the merge. Match them with errors.Is; a failure of one source
-// comes as a *SourceError that names it.
+// Errors of the merge of a multi-shard read's results. Match them with
+// errors.Is; a failure of one shard's result comes as a *SourceError that
+// names it.
 var (
 	// ErrMergePlan: the plan is inconsistent with itself or with the
 	// sources (an index out of range, AVG without its SUM/COUNT columns…).
@@ -254,9 +255,10 @@ var (
 	ErrMergeValue = errors.New("value cannot be aggregated")
 )
 
-// SourceError reports the failure of one source: an error of its Next or
-// Close, or a value of it that the merge cannot use. Source is the index in
-// the slice given to Merge, by which the caller names the shard.
+// SourceError reports the failure of one shard's result in the merge of a
+// multi-shard read: an error of its Next or Close, or a value of it that
+// the merge cannot use. Source is the index of that result among those
+// merged, which is its unit's index in Route.Units.
 type SourceError struct {
 	Source int
 	Err    error
@@ -272,18 +274,18 @@ func planError(format string, args ...any) error {
 	return fmt.Errorf("rwshard: merge: %w: "+format, append([]any{ErrMergePlan}, args...)...)
 }
 
-// Merge returns the merged result of sources under plan, as a streaming
-// Source: rows are read from the sources only as the caller asks for them
+// merge returns the merged result of sources under plan, as a streaming
+// rowSource: rows are read from the sources only as the caller asks for them
 // (except for the in-memory cases listed in the file comment).
 //
-// Merge takes ownership of the sources: it closes them all when it fails,
-// and the returned Source's Close closes them (each exactly once). The
+// merge takes ownership of the sources: it closes them all when it fails,
+// and the returned rowSource's Close closes them (each exactly once). The
 // merge itself closes each source as soon as it is exhausted, and all of
 // them once Limit rows have been returned, so their connections go back to
-// the pool early. Merge calls only Columns (and
+// the pool early. merge calls only Columns (and
 // ColumnTypeDatabaseTypeName) of the sources; reading starts at the first
-// Next. The returned Source is not safe for concurrent use, as driver.Rows.
-func Merge(plan MergePlan, sources []Source) (Source, error) {
+// Next. The returned rowSource is not safe for concurrent use, as driver.Rows.
+func merge(plan mergePlan, sources []rowSource) (rowSource, error) {
 	set := &sourceSet{srcs: sources, closed: make([]bool, len(sources))}
 	m, err := newMerged(plan, set)
 	if err != nil {
@@ -293,7 +295,7 @@ func Merge(plan MergePlan, sources []Source) (Source, error) {
 	return m, nil
 }
 
-func newMerged(plan MergePlan, set *sourceSet) (*mergedRows, error) {
+func newMerged(plan mergePlan, set *sourceSet) (*mergedRows, error) {
 	if len(set.srcs) == 0 {
 		return nil, planError("no sources")
 	}
@@ -356,7 +358,7 @@ func newMerged(plan MergePlan, set *sourceSet) (*mergedRows, error) {
 		}
 	}
 	if len(weigh) > 0 {
-		order := make([]OrderKey, len(plan.OrderBy))
+		order := make([]orderKey, len(plan.OrderBy))
 		for i, k := range plan.OrderBy {
 			if w, ok := weigh[k.Index]; ok {
 				k.Index = w
@@ -391,9 +393,9 @@ func newMerged(plan MergePlan, set *sourceSet) (*mergedRows, error) {
 	case len(plan.GroupBy) > 0:
 		order := plan.OrderBy
 		if len(order) == 0 {
-			order = make([]OrderKey, len(plan.GroupBy))
+			order = make([]orderKey, len(plan.GroupBy))
 			for i, g := range plan.GroupBy {
-				order[i] = OrderKey{Index: g}
+				order[i] = orderKey{Index: g}
 			}
 		}
 		in = &memGroupStream{in: newConcat(set, ncols), spec: newGroupSpec(plan, cls, isAgg, cmpCols.picks), order: order}
@@ -433,12 +435,12 @@ func newMerged(plan MergePlan, set *sourceSet) (*mergedRows, error) {
 // groupsStream reports whether rows sorted by order have the rows of each
 // group together and the groups in order: order's columns are exactly the
 // group columns.
-func groupsStream(groupBy []int, order []OrderKey) bool {
+func groupsStream(groupBy []int, order []orderKey) bool {
 	if len(order) == 0 {
 		return false
 	}
 	for _, g := range groupBy {
-		if !slices.ContainsFunc(order, func(k OrderKey) bool { return k.Index == g }) {
+		if !slices.ContainsFunc(order, func(k orderKey) bool { return k.Index == g }) {
 			return false
 		}
 	}
@@ -450,7 +452,7 @@ func groupsStream(groupBy []int, order []OrderKey) bool {
 	return true
 }
 
-func (p *MergePlan) validate(ncols int) error {
+func (p *mergePlan) validate(ncols int) error {
 	inRange := func(what string, i int) error {
 		if i < 0 || i >= ncols {
 			return planError("%s %d out of range (%d columns)", what, i, ncols)
@@ -489,7 +491,7 @@ func (p *MergePlan) validate(ncols int) error {
 	}
 	seen := make(map[int]bool, len(p.Aggregates))
 	for _, a := range p.Aggregates {
-		if a.Kind < AggCount || a.Kind > AggAvg {
+		if a.Kind < aggCount || a.Kind > aggAvg {
 			return planError("aggregate of column %d has unknown kind %d", a.Index, a.Kind)
 		}
 		if err := inRange(a.Kind.String()+" index", a.Index); err != nil {
@@ -500,7 +502,7 @@ func (p *MergePlan) validate(ncols int) error {
 		}
 		seen[a.Index] = true
 		if a.Distinct {
-			if a.Kind == AggMin || a.Kind == AggMax {
+			if a.Kind == aggMin || a.Kind == aggMax {
 				return planError("%s of column %d cannot be Distinct", a.Kind, a.Index)
 			}
 			if err := inRange(a.Kind.String()+" DISTINCT ArgIndex", a.ArgIndex); err != nil {
@@ -510,7 +512,7 @@ func (p *MergePlan) validate(ncols int) error {
 				return planError("%s(DISTINCT) of column %d needs its argument in another column", a.Kind, a.Index)
 			}
 		}
-		if a.Kind == AggAvg {
+		if a.Kind == aggAvg {
 			if err := inRange("AVG SumIndex", a.SumIndex); err != nil {
 				return err
 			}
@@ -540,7 +542,7 @@ type rowStream interface {
 
 // sourceSet owns the sources and closes each exactly once.
 type sourceSet struct {
-	srcs      []Source
+	srcs      []rowSource
 	closed    []bool
 	closeErrs []error
 	checks    []weightCheck // run on every row read
@@ -589,7 +591,7 @@ func (s *sourceSet) closeAll() error {
 	return errors.Join(s.closeErrs...)
 }
 
-// mergedRows is the Source Merge returns: the stages, then OFFSET/LIMIT and
+// mergedRows is the rowSource merge returns: the stages, then OFFSET/LIMIT and
 // the projection to the visible columns.
 type mergedRows struct {
 	set     *sourceSet

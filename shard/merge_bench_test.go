@@ -12,14 +12,14 @@ import (
 
 const benchShards, benchRows = 4, 100_000
 
-func benchMerge(b *testing.B, srcs []*mergeSrc, plan MergePlan) {
+func benchMerge(b *testing.B, srcs []*mergeSrc, plan mergePlan) {
 	b.Helper()
 	b.ReportAllocs()
 	dest := make([]driver.Value, len(srcs[0].cols))
 	rowsOut := 0
 	b.ResetTimer()
 	for b.Loop() {
-		m, err := Merge(plan, resetSources(srcs))
+		m, err := merge(plan, resetSources(srcs))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -41,7 +41,7 @@ func benchMerge(b *testing.B, srcs []*mergeSrc, plan MergePlan) {
 
 // BenchmarkMergeOrderBy: k-way merge of 4×100k rows on an int64 key.
 func BenchmarkMergeOrderBy(b *testing.B) {
-	benchMerge(b, materialized(benchShards, benchRows), MergePlan{OrderBy: []OrderKey{{Index: 0}}, Limit: NoLimit})
+	benchMerge(b, materialized(benchShards, benchRows), mergePlan{OrderBy: []orderKey{{Index: 0}}, Limit: noLimit})
 }
 
 // BenchmarkMergeOrderByDecimal: the same on DECIMAL text, descending.
@@ -52,18 +52,18 @@ func BenchmarkMergeOrderByDecimal(b *testing.B) {
 			row[1] = []byte(fmt.Sprintf("%d.%02d", (benchRows-i)*3+s, i%100))
 		}
 	}
-	benchMerge(b, srcs, MergePlan{OrderBy: []OrderKey{{Index: 1, Desc: true}}, Limit: NoLimit, ColumnTypes: []string{"BIGINT", "DECIMAL"}})
+	benchMerge(b, srcs, mergePlan{OrderBy: []orderKey{{Index: 1, Desc: true}}, Limit: noLimit, ColumnTypes: []string{"BIGINT", "DECIMAL"}})
 }
 
 // BenchmarkMergeOrderByLimit: ORDER BY … LIMIT 100, 10 over 4×100k rows:
 // cost independent of the table size.
 func BenchmarkMergeOrderByLimit(b *testing.B) {
-	benchMerge(b, materialized(benchShards, benchRows), MergePlan{OrderBy: []OrderKey{{Index: 0}}, Offset: 100, Limit: 10})
+	benchMerge(b, materialized(benchShards, benchRows), mergePlan{OrderBy: []orderKey{{Index: 0}}, Offset: 100, Limit: 10})
 }
 
 // BenchmarkMergeConcat: no ORDER BY, the sources one after the other.
 func BenchmarkMergeConcat(b *testing.B) {
-	benchMerge(b, materialized(benchShards, benchRows), MergePlan{Limit: NoLimit})
+	benchMerge(b, materialized(benchShards, benchRows), mergePlan{Limit: noLimit})
 }
 
 // groupSources: 4 sources of 100k rows, sorted by group g (25k groups,
@@ -80,12 +80,12 @@ func groupSources() []*mergeSrc {
 	return srcs
 }
 
-var benchGroupAggs = []Aggregate{{Kind: AggCount, Index: 1}, {Kind: AggSum, Index: 2}}
+var benchGroupAggs = []aggregate{{Kind: aggCount, Index: 1}, {Kind: aggSum, Index: 2}}
 
 // BenchmarkMergeGroupByStreaming: GROUP BY merged group by group.
 func BenchmarkMergeGroupByStreaming(b *testing.B) {
-	benchMerge(b, groupSources(), MergePlan{
-		OrderBy: []OrderKey{{Index: 0}}, GroupBy: []int{0}, Aggregates: benchGroupAggs, Limit: NoLimit,
+	benchMerge(b, groupSources(), mergePlan{
+		OrderBy: []orderKey{{Index: 0}}, GroupBy: []int{0}, Aggregates: benchGroupAggs, Limit: noLimit,
 		ColumnTypes: []string{"BIGINT", "BIGINT", "DECIMAL"},
 	})
 }
@@ -93,13 +93,13 @@ func BenchmarkMergeGroupByStreaming(b *testing.B) {
 // BenchmarkMergeGroupByInMemory: the same groups, ordered by COUNT: in
 // memory.
 func BenchmarkMergeGroupByInMemory(b *testing.B) {
-	benchMerge(b, groupSources(), MergePlan{
-		OrderBy: []OrderKey{{Index: 1, Desc: true}}, GroupBy: []int{0}, Aggregates: benchGroupAggs, Limit: NoLimit,
+	benchMerge(b, groupSources(), mergePlan{
+		OrderBy: []orderKey{{Index: 1, Desc: true}}, GroupBy: []int{0}, Aggregates: benchGroupAggs, Limit: noLimit,
 		ColumnTypes: []string{"BIGINT", "BIGINT", "DECIMAL"},
 	})
 }
 
 // BenchmarkMergeDistinctOrdered: DISTINCT over ORDER BY on its column.
 func BenchmarkMergeDistinctOrdered(b *testing.B) {
-	benchMerge(b, groupSources(), MergePlan{OrderBy: []OrderKey{{Index: 0}}, Distinct: true, Visible: 1, Limit: NoLimit})
+	benchMerge(b, groupSources(), mergePlan{OrderBy: []orderKey{{Index: 0}}, Distinct: true, Visible: 1, Limit: noLimit})
 }

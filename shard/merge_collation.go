@@ -8,7 +8,7 @@ package shard
 // 'b\t' sorts before 'b', yet WEIGHT_STRING keeps the trailing space, and
 // the weights of an accent- or case-sensitive UCA collation hold several
 // levels that bytewise order does not compare as the server does. So each
-// weight column (MergePlan.Collated) carries a header that says how the
+// weight column (mergePlan.Collated) carries a header that says how the
 // collation pads:
 //
 //	'P' or 'N'   PAD SPACE, or NO PAD
@@ -247,7 +247,7 @@ func unsupportedMerge(format string, args ...any) error {
 // character value without one, or a column whose type the merge cannot
 // tell, is refused rather than compared bytewise; so is an ORDER BY on
 // ENUM or SET, which MySQL sorts by a position the result does not show.
-func (p *MergePlan) collation(cols, types []string, cls []colClass, visible int) (*compared, error) {
+func (p *mergePlan) collation(cols, types []string, cls []colClass, visible int) (*compared, error) {
 	c := &compared{weigh: make(map[int]int, len(p.Weights)), picks: make(map[int]*pick)}
 	for _, w := range p.Weights {
 		switch {
@@ -292,7 +292,7 @@ func (p *MergePlan) collation(cols, types []string, cls []colClass, visible int)
 			switch {
 			case a.Distinct:
 				err = cmp.Or(err, need(a.ArgIndex))
-			case a.Kind == AggMin || a.Kind == AggMax:
+			case a.Kind == aggMin || a.Kind == aggMax:
 				err = cmp.Or(err, need(a.Index))
 			}
 		}
@@ -301,7 +301,7 @@ func (p *MergePlan) collation(cols, types []string, cls []colClass, visible int)
 		}
 	}
 	for _, a := range p.Aggregates {
-		if a.Kind != AggMin && a.Kind != AggMax {
+		if a.Kind != aggMin && a.Kind != aggMax {
 			continue
 		}
 		pk := &pick{by: a.Index, keep: []int{a.Index}}

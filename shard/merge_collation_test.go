@@ -50,10 +50,10 @@ func ciRow(vals ...any) []driver.Value {
 // values come back as the shards spelled them; NULLs are ignored.
 func TestMergeCollatedMinMax(t *testing.T) {
 	cols := []string{"min(status)", "w_min", "max(status)", "w_max"}
-	plan := MergePlan{
-		Aggregates: []Aggregate{{Kind: AggMin, Index: 0}, {Kind: AggMax, Index: 2}},
-		Weights:    []Weight{{Column: 0, Weight: 1}, {Column: 2, Weight: 3}},
-		Limit:      NoLimit, Collated: true,
+	plan := mergePlan{
+		Aggregates: []aggregate{{Kind: aggMin, Index: 0}, {Kind: aggMax, Index: 2}},
+		Weights:    []weight{{Column: 0, Weight: 1}, {Column: 2, Weight: 3}},
+		Limit:      noLimit, Collated: true,
 		ColumnTypes: []string{"VARCHAR", "VARBINARY", "VARCHAR", "VARBINARY"},
 	}
 	got := mergeAll(t, plan,
@@ -79,11 +79,11 @@ func TestMergeCollatedMinMax(t *testing.T) {
 // merged MAX's weight, not its bytes.
 func TestMergeCollatedOrderByMax(t *testing.T) {
 	cols := []string{"g", "max(name)", "w"}
-	plan := MergePlan{
-		OrderBy: []OrderKey{{Index: 1}}, GroupBy: []int{0},
-		Aggregates: []Aggregate{{Kind: AggMax, Index: 1}},
-		Weights:    []Weight{{Column: 1, Weight: 2}},
-		Limit:      NoLimit, Visible: 2, Collated: true,
+	plan := mergePlan{
+		OrderBy: []orderKey{{Index: 1}}, GroupBy: []int{0},
+		Aggregates: []aggregate{{Kind: aggMax, Index: 1}},
+		Weights:    []weight{{Column: 1, Weight: 2}},
+		Limit:      noLimit, Visible: 2, Collated: true,
 		ColumnTypes: []string{"INT", "VARCHAR", "VARBINARY"},
 	}
 	row := func(g int, name string) []driver.Value { return mrow(g, name, ciWeight(name)) }
@@ -99,10 +99,10 @@ func TestMergeCollatedOrderByMax(t *testing.T) {
 // WEIGHT_STRING gives them, with the space: the merge trims it too.
 func TestMergeCollatedCountDistinctPadSpace(t *testing.T) {
 	cols := []string{"count(distinct status)", "status", "w"}
-	plan := MergePlan{
-		Aggregates: []Aggregate{{Kind: AggCount, Index: 0, Distinct: true, ArgIndex: 1}},
-		Weights:    []Weight{{Column: 1, Weight: 2}},
-		Limit:      NoLimit, Visible: 1, Collated: true,
+	plan := mergePlan{
+		Aggregates: []aggregate{{Kind: aggCount, Index: 0, Distinct: true, ArgIndex: 1}},
+		Weights:    []weight{{Column: 1, Weight: 2}},
+		Limit:      noLimit, Visible: 1, Collated: true,
 		ColumnTypes: []string{"BIGINT", "VARCHAR", "VARBINARY"},
 	}
 	untrimmed := func(s string) []byte { return append([]byte{weightPad, 2, ' ', ' '}, s...) }
@@ -125,10 +125,10 @@ func TestMergeCollatedCountDistinctPadSpace(t *testing.T) {
 // are one DISTINCT value.
 func TestMergeCollatedPadSpaceOrder(t *testing.T) {
 	cols := []string{"name", "w"}
-	plan := MergePlan{
-		OrderBy: []OrderKey{{Index: 0}}, Distinct: true,
-		Weights: []Weight{{Column: 0, Weight: 1}},
-		Limit:   NoLimit, Visible: 1, Collated: true,
+	plan := mergePlan{
+		OrderBy: []orderKey{{Index: 0}}, Distinct: true,
+		Weights: []weight{{Column: 0, Weight: 1}},
+		Limit:   noLimit, Visible: 1, Collated: true,
 		ColumnTypes: []string{"VARCHAR", "VARBINARY"},
 	}
 	row := func(s string) []driver.Value { return mrow(s, ciWeight(s)) }
@@ -143,14 +143,14 @@ func TestMergeCollatedPadSpaceOrder(t *testing.T) {
 // the row that MAX or MIN picked.
 func TestMergeCollatedHaving(t *testing.T) {
 	cols := []string{"g", "max(note)", "w_max", "w_max_cmp", "w_const"}
-	h := Having{Op: HavingCompare, Cmp: "=",
-		Left:  HavingOperand{Column: 1, Weighted: true, Weight: 3},
-		Right: HavingOperand{Const: true, Value: []byte("apple"), Weighted: true, Weight: 4}}
-	plan := MergePlan{
-		OrderBy: []OrderKey{{Index: 0}}, GroupBy: []int{0},
-		Aggregates: []Aggregate{{Kind: AggMax, Index: 1}},
-		Weights:    []Weight{{Column: 1, Weight: 2}},
-		Having:     &h, Limit: NoLimit, Visible: 2, Collated: true,
+	h := havingExpr{Op: havingCompare, Cmp: "=",
+		Left:  havingOperand{Column: 1, Weighted: true, Weight: 3},
+		Right: havingOperand{Const: true, Value: []byte("apple"), Weighted: true, Weight: 4}}
+	plan := mergePlan{
+		OrderBy: []orderKey{{Index: 0}}, GroupBy: []int{0},
+		Aggregates: []aggregate{{Kind: aggMax, Index: 1}},
+		Weights:    []weight{{Column: 1, Weight: 2}},
+		Having:     &h, Limit: noLimit, Visible: 2, Collated: true,
 		ColumnTypes: []string{"INT", "VARCHAR", "VARBINARY", "VARBINARY", "VARBINARY"},
 	}
 	row := func(g int, note string) []driver.Value {
@@ -164,21 +164,21 @@ func TestMergeCollatedHaving(t *testing.T) {
 
 	// Without the weights, or against a number, a character column is
 	// refused.
-	for _, hv := range []Having{
-		{Op: HavingCompare, Cmp: "=", Left: HavingOperand{Column: 1}, Right: HavingOperand{Const: true, Value: []byte("apple")}},
-		{Op: HavingCompare, Cmp: ">", Left: HavingOperand{Column: 1, Weighted: true, Weight: 3}, Right: HavingOperand{Const: true, Value: int64(0), Weighted: true, Weight: 4}},
-		{Op: HavingCompare, Cmp: ">", Left: HavingOperand{Column: 1, Weighted: true, Weight: 3}, Right: HavingOperand{Column: 0, Weighted: true, Weight: 4}},
+	for _, hv := range []havingExpr{
+		{Op: havingCompare, Cmp: "=", Left: havingOperand{Column: 1}, Right: havingOperand{Const: true, Value: []byte("apple")}},
+		{Op: havingCompare, Cmp: ">", Left: havingOperand{Column: 1, Weighted: true, Weight: 3}, Right: havingOperand{Const: true, Value: int64(0), Weighted: true, Weight: 4}},
+		{Op: havingCompare, Cmp: ">", Left: havingOperand{Column: 1, Weighted: true, Weight: 3}, Right: havingOperand{Column: 0, Weighted: true, Weight: 4}},
 	} {
 		p := plan
 		p.Having = &hv
-		_, err := Merge(p, mergeSources([]*mergeSrc{newMergeSrc(cols)}))
+		_, err := merge(p, mergeSources([]*mergeSrc{newMergeSrc(cols)}))
 		assert.ErrorIs(t, err, ErrUnsupported, "%+v", hv)
 	}
 	// Text that is not a number against a number.
 	hv := havingCmp(0, "=", "1a")
 	p := plan
 	p.Having = &hv
-	_, err := Merge(p, mergeSources([]*mergeSrc{newMergeSrc(cols)}))
+	_, err := merge(p, mergeSources([]*mergeSrc{newMergeSrc(cols)}))
 	assert.ErrorIs(t, err, ErrUnsupported)
 }
 
@@ -187,32 +187,32 @@ func TestMergeCollatedHaving(t *testing.T) {
 func TestMergeCollatedRefusals(t *testing.T) {
 	cols := []string{"name", "w"}
 	types := []string{"VARCHAR", "VARBINARY"}
-	order := MergePlan{OrderBy: []OrderKey{{Index: 0}}, Weights: []Weight{{Column: 0, Weight: 1}},
-		Limit: NoLimit, Visible: 1, Collated: true, ColumnTypes: types}
+	order := mergePlan{OrderBy: []orderKey{{Index: 0}}, Weights: []weight{{Column: 0, Weight: 1}},
+		Limit: noLimit, Visible: 1, Collated: true, ColumnTypes: types}
 	multiLevel := []byte{weightPad, 6, 0x02, 0x09, 0x00, 0x20, 0x00, 0x02, 0x20, 0x8F} // uca1400_as_cs
 	for _, c := range []struct {
 		name string
-		plan MergePlan
+		plan mergePlan
 		rows [][]driver.Value
 		has  string
 	}{
 		{"several levels of weights", order, [][]driver.Value{mrow("b", multiLevel)}, "several levels"},
 		{"another collation on another shard", order, [][]driver.Value{mrow("a", ciWeight("a")), mrow("b", append([]byte{weightNoPad, 2, ' ', ' '}, 'B'))}, "another collation"},
-		{"type unknown and text", func() MergePlan { p := order; p.ColumnTypes = nil; return p }(), [][]driver.Value{mrow("a", ciWeight("a"))}, "type of name"},
-		{"text without a weight", func() MergePlan { p := order; p.Weights = nil; return p }(), nil, "name is compared as text without its weight"},
-		{"ORDER BY an ENUM", func() MergePlan { p := order; p.ColumnTypes = []string{"ENUM", "VARBINARY"}; return p }(), nil, "ENUM"},
-		{"MIN without a weight", MergePlan{Aggregates: []Aggregate{{Kind: AggMin, Index: 0}}, Limit: NoLimit, Collated: true, ColumnTypes: types}, nil, "name is compared as text"},
-		{"DISTINCT over *", MergePlan{Distinct: true, Limit: NoLimit, Collated: true, ColumnTypes: types}, nil, "instead of *"},
+		{"type unknown and text", func() mergePlan { p := order; p.ColumnTypes = nil; return p }(), [][]driver.Value{mrow("a", ciWeight("a"))}, "type of name"},
+		{"text without a weight", func() mergePlan { p := order; p.Weights = nil; return p }(), nil, "name is compared as text without its weight"},
+		{"ORDER BY an ENUM", func() mergePlan { p := order; p.ColumnTypes = []string{"ENUM", "VARBINARY"}; return p }(), nil, "ENUM"},
+		{"MIN without a weight", mergePlan{Aggregates: []aggregate{{Kind: aggMin, Index: 0}}, Limit: noLimit, Collated: true, ColumnTypes: types}, nil, "name is compared as text"},
+		{"DISTINCT over *", mergePlan{Distinct: true, Limit: noLimit, Collated: true, ColumnTypes: types}, nil, "instead of *"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			var srcs []Source
+			var srcs []rowSource
 			for _, r := range c.rows {
 				srcs = append(srcs, newMergeSrc(cols, r))
 			}
 			if srcs == nil {
-				srcs = []Source{newMergeSrc(cols)}
+				srcs = []rowSource{newMergeSrc(cols)}
 			}
-			m, err := Merge(c.plan, srcs)
+			m, err := merge(c.plan, srcs)
 			if err == nil {
 				_, err = mergeDrain(t, m)
 			}

@@ -86,7 +86,7 @@ func isCharType(typeName string) bool {
 //     type when both parse) decimal text such as "12.50" compares as the
 //     exact number, also against integers; against a float64 it compares as
 //     the nearest float64. In a text column it compares bytewise: binary
-//     collation (see MergePlan for case-insensitive collations). In a
+//     collation (see mergePlan for case-insensitive collations). In a
 //     column of unknown type, numeric text sorts before other text, which
 //     keeps the order total.
 //   - time.Time compares chronologically.
@@ -508,7 +508,7 @@ func parseTimeOfDay(b []byte) (int64, bool) {
 }
 
 // compareRows compares two rows on keys.
-func compareRows(a, b []driver.Value, keys []OrderKey, cls []colClass) int {
+func compareRows(a, b []driver.Value, keys []orderKey, cls []colClass) int {
 	for _, k := range keys {
 		c := compareValues(a[k.Index], b[k.Index], cls[k.Index])
 		if c != 0 {

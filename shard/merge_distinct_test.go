@@ -10,15 +10,15 @@ import (
 // Shard rows of SELECT COUNT(DISTINCT x), SUM(DISTINCT x), AVG(DISTINCT x)
 // rewritten to GROUP BY x: one row per shard and distinct x, with x, then
 // AVG's SUM(DISTINCT x) and COUNT(DISTINCT x).
-var distinctGlobalPlan = MergePlan{
-	Aggregates: []Aggregate{
-		{Kind: AggCount, Index: 0, Distinct: true, ArgIndex: 3},
-		{Kind: AggSum, Index: 1, Distinct: true, ArgIndex: 3},
-		{Kind: AggAvg, Index: 2, SumIndex: 4, CountIndex: 5, Distinct: true, ArgIndex: 3},
-		{Kind: AggSum, Index: 4, Distinct: true, ArgIndex: 3},
-		{Kind: AggCount, Index: 5, Distinct: true, ArgIndex: 3},
+var distinctGlobalPlan = mergePlan{
+	Aggregates: []aggregate{
+		{Kind: aggCount, Index: 0, Distinct: true, ArgIndex: 3},
+		{Kind: aggSum, Index: 1, Distinct: true, ArgIndex: 3},
+		{Kind: aggAvg, Index: 2, SumIndex: 4, CountIndex: 5, Distinct: true, ArgIndex: 3},
+		{Kind: aggSum, Index: 4, Distinct: true, ArgIndex: 3},
+		{Kind: aggCount, Index: 5, Distinct: true, ArgIndex: 3},
 	},
-	Limit: NoLimit, Visible: 3,
+	Limit: noLimit, Visible: 3,
 	ColumnTypes: []string{"BIGINT", "DECIMAL", "DECIMAL", "DECIMAL", "DECIMAL", "BIGINT"},
 }
 
@@ -49,10 +49,10 @@ func TestMergeDistinctAggregatesEmpty(t *testing.T) {
 // g order, LIMIT applies to merged groups.
 func TestMergeDistinctAggregatesGrouped(t *testing.T) {
 	cols := []string{"g", "count(distinct name)", "count(*)", "name", "weight_string(name)"}
-	plan := MergePlan{
-		OrderBy: []OrderKey{{Index: 0}}, GroupBy: []int{0},
-		Aggregates: []Aggregate{{Kind: AggCount, Index: 1, Distinct: true, ArgIndex: 3}, {Kind: AggCount, Index: 2}},
-		Weights:    []Weight{{Column: 3, Weight: 4}},
+	plan := mergePlan{
+		OrderBy: []orderKey{{Index: 0}}, GroupBy: []int{0},
+		Aggregates: []aggregate{{Kind: aggCount, Index: 1, Distinct: true, ArgIndex: 3}, {Kind: aggCount, Index: 2}},
+		Weights:    []weight{{Column: 3, Weight: 4}},
 		Offset:     1, Limit: 2, Visible: 3,
 		ColumnTypes: []string{"INT", "BIGINT", "BIGINT", "VARCHAR", "VARBINARY"},
 	}
@@ -75,9 +75,9 @@ func TestMergeDistinctAggregatesGrouped(t *testing.T) {
 // ORDER BY the distinct count: groups are merged in memory, then sorted.
 func TestMergeDistinctAggregatesOrderByCount(t *testing.T) {
 	cols := []string{"g", "n", "x"}
-	plan := MergePlan{
-		OrderBy: []OrderKey{{Index: 1, Desc: true}, {Index: 0}}, GroupBy: []int{0},
-		Aggregates: []Aggregate{{Kind: AggCount, Index: 1, Distinct: true, ArgIndex: 2}},
+	plan := mergePlan{
+		OrderBy: []orderKey{{Index: 1, Desc: true}, {Index: 0}}, GroupBy: []int{0},
+		Aggregates: []aggregate{{Kind: aggCount, Index: 1, Distinct: true, ArgIndex: 2}},
 		Limit:      2, Visible: 2,
 	}
 	s0 := newMergeSrc(cols, mrow(1, 1, 10), mrow(1, 1, 11), mrow(2, 1, 10), mrow(3, 1, 7))
@@ -88,12 +88,12 @@ func TestMergeDistinctAggregatesOrderByCount(t *testing.T) {
 
 func TestMergeDistinctPlanErrors(t *testing.T) {
 	cols := []string{"a", "b"}
-	for _, plan := range []MergePlan{
-		{Aggregates: []Aggregate{{Kind: AggMax, Index: 0, Distinct: true, ArgIndex: 1}}, Limit: NoLimit},
-		{Aggregates: []Aggregate{{Kind: AggCount, Index: 0, Distinct: true, ArgIndex: 0}}, Limit: NoLimit},
-		{Aggregates: []Aggregate{{Kind: AggCount, Index: 0, Distinct: true, ArgIndex: 2}}, Limit: NoLimit},
+	for _, plan := range []mergePlan{
+		{Aggregates: []aggregate{{Kind: aggMax, Index: 0, Distinct: true, ArgIndex: 1}}, Limit: noLimit},
+		{Aggregates: []aggregate{{Kind: aggCount, Index: 0, Distinct: true, ArgIndex: 0}}, Limit: noLimit},
+		{Aggregates: []aggregate{{Kind: aggCount, Index: 0, Distinct: true, ArgIndex: 2}}, Limit: noLimit},
 	} {
-		_, err := Merge(plan, mergeSources([]*mergeSrc{newMergeSrc(cols)}))
+		_, err := merge(plan, mergeSources([]*mergeSrc{newMergeSrc(cols)}))
 		require.ErrorIs(t, err, ErrMergePlan, "%+v", plan)
 	}
 }

@@ -1,30 +1,12 @@
-package shard_test
+package shard
 
 import (
 	"database/sql/driver"
-	"fmt"
-	"io"
+	"testing"
 
-	"github.com/rwshard/rwshard/shard"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
-
-// rows is a Source over rows in memory, standing in for a shard's
-// driver.Rows.
-type rows struct {
-	cols []string
-	data [][]driver.Value
-}
-
-func (r *rows) Columns() []string { return r.cols }
-func (r *rows) Close() error      { return nil }
-func (r *rows) Next(dest []driver.Value) error {
-	if len(r.data) == 0 {
-		return io.EOF
-	}
-	copy(dest, r.data[0])
-	r.data = r.data[1:]
-	return nil
-}
 
 // The query
 //
@@ -35,38 +17,32 @@ func (r *rows) Next(dest []driver.Value) error {
 //	SELECT region, AVG(amount), SUM(amount), COUNT(amount) FROM t_order_N
 //	GROUP BY region ORDER BY region LIMIT 0, 2
 //
-// and Merge combines the results: the average comes from the sums and
+// and merge combines the results: the average comes from the sums and
 // counts, exactly, as MySQL would compute it over one table.
-func ExampleMerge() {
+func TestMergeWorkedExample(t *testing.T) {
 	cols := []string{"region", "avg", "sum", "cnt"}
-	shard0 := &rows{cols, [][]driver.Value{
-		{[]byte("eu"), []byte("10.000000"), []byte("10.00"), int64(1)},
-		{[]byte("us"), []byte("20.500000"), []byte("41.00"), int64(2)},
-	}}
-	shard1 := &rows{cols, [][]driver.Value{
-		{[]byte("eu"), []byte("0.100000"), []byte("0.20"), int64(2)},
-		{[]byte("jp"), []byte("7.000000"), []byte("7.00"), int64(1)},
-	}}
-	plan := shard.MergePlan{
-		OrderBy:    []shard.OrderKey{{Index: 0}},
+	shard0 := newMergeSrc(cols,
+		[]driver.Value{[]byte("eu"), []byte("10.000000"), []byte("10.00"), int64(1)},
+		[]driver.Value{[]byte("us"), []byte("20.500000"), []byte("41.00"), int64(2)},
+	)
+	shard1 := newMergeSrc(cols,
+		[]driver.Value{[]byte("eu"), []byte("0.100000"), []byte("0.20"), int64(2)},
+		[]driver.Value{[]byte("jp"), []byte("7.000000"), []byte("7.00"), int64(1)},
+	)
+	plan := mergePlan{
+		OrderBy:    []orderKey{{Index: 0}},
 		GroupBy:    []int{0},
-		Aggregates: []shard.Aggregate{{Kind: shard.AggAvg, Index: 1, SumIndex: 2, CountIndex: 3}},
+		Aggregates: []aggregate{{Kind: aggAvg, Index: 1, SumIndex: 2, CountIndex: 3}},
 		Limit:      2,
 		Visible:    2,
 	}
-	merged, err := shard.Merge(plan, []shard.Source{shard0, shard1})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer merged.Close()
-	fmt.Println(merged.Columns())
-	dest := make([]driver.Value, len(merged.Columns()))
-	for merged.Next(dest) == nil {
-		fmt.Printf("%s %s\n", dest[0], dest[1])
-	}
-	// Output:
-	// [region avg]
-	// eu 3.400000
-	// jp 7.000000
+	merged, err := merge(plan, mergeSources([]*mergeSrc{shard0, shard1}))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"region", "avg"}, merged.Columns())
+	got, err := mergeDrain(t, merged)
+	require.NoError(t, err)
+	assert.Equal(t, [][]driver.Value{
+		{[]byte("eu"), []byte("3.400000")},
+		{[]byte("jp"), []byte("7.000000")},
+	}, got)
 }

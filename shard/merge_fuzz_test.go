@@ -145,12 +145,12 @@ func FuzzMergeDistinctHaving(f *testing.F) {
 			}
 			srcs[i] = newMergeSrc(cols, rows...)
 		}
-		h := Having{Op: HavingCompare, Cmp: ">=", Left: HavingOperand{Column: 1}, Right: HavingOperand{Const: true, Value: int64(k % 4)}}
-		plan := MergePlan{
-			OrderBy: []OrderKey{{Index: 0}}, GroupBy: []int{0},
-			Aggregates: []Aggregate{{Kind: AggCount, Index: 1, Distinct: true, ArgIndex: 4}, {Kind: AggSum, Index: 2, Distinct: true, ArgIndex: 4},
-				{Kind: AggCount, Index: 3}},
-			Having: &h, Limit: NoLimit, Visible: 4,
+		h := havingExpr{Op: havingCompare, Cmp: ">=", Left: havingOperand{Column: 1}, Right: havingOperand{Const: true, Value: int64(k % 4)}}
+		plan := mergePlan{
+			OrderBy: []orderKey{{Index: 0}}, GroupBy: []int{0},
+			Aggregates: []aggregate{{Kind: aggCount, Index: 1, Distinct: true, ArgIndex: 4}, {Kind: aggSum, Index: 2, Distinct: true, ArgIndex: 4},
+				{Kind: aggCount, Index: 3}},
+			Having: &h, Limit: noLimit, Visible: 4,
 			ColumnTypes: []string{"INT", "BIGINT", "DECIMAL", "BIGINT", "INT"},
 		}
 		got := mplain(mergeAll(t, plan, srcs...))

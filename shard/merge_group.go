@@ -21,14 +21,14 @@ var (
 type groupSpec struct {
 	cls     []colClass
 	groupBy []int
-	aggs    []Aggregate
+	aggs    []aggregate
 	picks   map[int]*pick // MIN and MAX by column
 	plain   []int         // columns that are not aggregates (nor taken along by MIN or MAX)
 }
 
 // newGroupSpec: isAgg marks the aggregate columns and those that MIN and
 // MAX take from the row they pick.
-func newGroupSpec(plan MergePlan, cls []colClass, isAgg []bool, picks map[int]*pick) *groupSpec {
+func newGroupSpec(plan mergePlan, cls []colClass, isAgg []bool, picks map[int]*pick) *groupSpec {
 	s := &groupSpec{cls: cls, groupBy: plan.GroupBy, aggs: plan.Aggregates, picks: picks}
 	for c := range isAgg {
 		if !isAgg[c] {
@@ -114,7 +114,7 @@ func (g *groupState) result() []driver.Value {
 
 // aggAcc accumulates one aggregate over the rows of a group.
 type aggAcc struct {
-	agg      Aggregate
+	agg      aggregate
 	cls      colClass // MIN, MAX: of the column pick.by
 	sum, cnt numAcc
 	// MIN, MAX: the columns pick.keep of the row picked so far (all NULL
@@ -149,18 +149,18 @@ func (a *aggAcc) add(row []driver.Value) error {
 		a.seen[string(a.key)] = struct{}{}
 	}
 	switch a.agg.Kind {
-	case AggCount, AggSum:
+	case aggCount, aggSum:
 		if err := a.sum.add(row[a.agg.Index]); err != nil {
 			return fmt.Errorf("column %d (%s): %w", a.agg.Index, a.agg.Kind, err)
 		}
-	case AggAvg:
+	case aggAvg:
 		if err := a.sum.add(row[a.agg.SumIndex]); err != nil {
 			return fmt.Errorf("column %d (SUM for AVG): %w", a.agg.SumIndex, err)
 		}
 		if err := a.cnt.add(row[a.agg.CountIndex]); err != nil {
 			return fmt.Errorf("column %d (COUNT for AVG): %w", a.agg.CountIndex, err)
 		}
-	case AggMin, AggMax:
+	case aggMin, aggMax:
 		by := 0
 		if a.pick.by != a.agg.Index {
 			by = 1 // the weight, kept after the value
@@ -171,7 +171,7 @@ func (a *aggAcc) add(row []driver.Value) error {
 		}
 		if best := a.kept.vals[by]; best != nil {
 			c := compareValues(v, best, a.cls)
-			if (a.agg.Kind == AggMin && c >= 0) || (a.agg.Kind == AggMax && c <= 0) {
+			if (a.agg.Kind == aggMin && c >= 0) || (a.agg.Kind == aggMax && c <= 0) {
 				return nil
 			}
 		}
@@ -184,14 +184,14 @@ func (a *aggAcc) add(row []driver.Value) error {
 
 func (a *aggAcc) result() driver.Value {
 	switch a.agg.Kind {
-	case AggCount:
+	case aggCount:
 		if a.sum.kind == numNone {
 			return int64(0)
 		}
 		return a.sum.value()
-	case AggSum:
+	case aggSum:
 		return a.sum.value()
-	case AggAvg:
+	case aggAvg:
 		return avgValue(&a.sum, &a.cnt)
 	}
 	return a.kept.vals[0] // MIN, MAX
@@ -259,7 +259,7 @@ func (g *groupStream) next() ([]driver.Value, int, error) {
 type memGroupStream struct {
 	in    rowStream
 	spec  *groupSpec
-	order []OrderKey
+	order []orderKey
 	built bool
 	out   [][]driver.Value
 	pos   int

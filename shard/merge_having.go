@@ -12,20 +12,20 @@ import (
 
 var _ rowStream = (*havingStream)(nil)
 
-// HavingOp is the kind of a Having node.
-type HavingOp uint8
+// havingOp is the kind of a havingExpr node.
+type havingOp uint8
 
-// Having node kinds.
+// havingExpr node kinds.
 const (
-	HavingCompare   HavingOp = iota + 1 // Left Cmp Right
-	HavingAnd                           // every Sub
-	HavingOr                            // some Sub
-	HavingNot                           // not Sub[0]
-	HavingIsNull                        // Left IS NULL
-	HavingIsNotNull                     // Left IS NOT NULL
+	havingCompare   havingOp = iota + 1 // Left Cmp Right
+	havingAnd                           // every Sub
+	havingOr                            // some Sub
+	havingNot                           // not Sub[0]
+	havingIsNull                        // Left IS NULL
+	havingIsNotNull                     // Left IS NOT NULL
 )
 
-// Having is a condition on the merged group rows, as SQL's HAVING: a group
+// havingExpr is a condition on the merged group rows, as SQL's HAVING: a group
 // is returned only when the condition is true (not false, not unknown).
 // Comparisons with NULL are unknown, except "<=>"; AND, OR and NOT follow
 // SQL's three-valued logic.
@@ -34,23 +34,23 @@ const (
 // across types and decimal text. A comparison that involves a character
 // column (CHAR, VARCHAR, TEXT, by the column types) compares the weight
 // strings of its two operands in the collation the server would compare
-// them in, which the rewriter selects (HavingOperand.Weight); without them,
+// them in, which the rewriter selects (havingOperand.Weight); without them,
 // or against a number or a column of another type (which MySQL converts
 // to numbers), it is refused with ErrUnsupported. So is text that is not a
 // number against a numeric column.
-type Having struct {
-	Op HavingOp
-	// Sub are the operands of HavingAnd and HavingOr (one or more) and
-	// HavingNot (one).
-	Sub []Having
-	// Cmp of HavingCompare: "=", "!=", "<", "<=", ">", ">=" or "<=>".
+type havingExpr struct {
+	Op havingOp
+	// Sub are the operands of havingAnd and havingOr (one or more) and
+	// havingNot (one).
+	Sub []havingExpr
+	// Cmp of havingCompare: "=", "!=", "<", "<=", ">", ">=" or "<=>".
 	Cmp string
-	// Left and Right of HavingCompare; Left of HavingIsNull/IsNotNull.
-	Left, Right HavingOperand
+	// Left and Right of havingCompare; Left of havingIsNull/IsNotNull.
+	Left, Right havingOperand
 }
 
-// HavingOperand is a column of the merged rows or, with Const, a value.
-type HavingOperand struct {
+// havingOperand is a column of the merged rows or, with Const, a value.
+type havingOperand struct {
 	Column int
 	Const  bool
 	Value  driver.Value
@@ -69,18 +69,18 @@ const (
 	havingTrue    int8 = 1
 )
 
-// havingCond is a Having checked against the shard rows, ready to be
+// havingCond is a havingExpr checked against the shard rows, ready to be
 // evaluated.
 type havingCond struct {
-	op          HavingOp
+	op          havingOp
 	sub         []havingCond
 	cmp         string
-	left, right HavingOperand
+	left, right havingOperand
 	weighed     bool     // compare the operands' weights
 	cls         colClass // how the operands compare
 }
 
-// havingEnv is what compileHaving checks a Having against.
+// havingEnv is what compileHaving checks a havingExpr against.
 type havingEnv struct {
 	ncols    int
 	cols     []string
@@ -90,7 +90,7 @@ type havingEnv struct {
 	checks   []weightCheck // of the weight columns the comparisons use
 }
 
-func compileHaving(h *Having, env *havingEnv) (*havingCond, error) {
+func compileHaving(h *havingExpr, env *havingEnv) (*havingCond, error) {
 	c, err := env.compile(h)
 	if err != nil {
 		return nil, err
@@ -105,7 +105,7 @@ func (env *havingEnv) inRange(what string, i int) error {
 	return nil
 }
 
-func (env *havingEnv) operand(o HavingOperand) error {
+func (env *havingEnv) operand(o havingOperand) error {
 	if o.Weighted {
 		if err := env.inRange("weight column", o.Weight); err != nil {
 			return err
@@ -117,10 +117,10 @@ func (env *havingEnv) operand(o HavingOperand) error {
 	return env.inRange("column", o.Column)
 }
 
-func (env *havingEnv) compile(h *Having) (havingCond, error) {
+func (env *havingEnv) compile(h *havingExpr) (havingCond, error) {
 	c := havingCond{op: h.Op, cmp: h.Cmp, left: h.Left, right: h.Right}
 	switch h.Op {
-	case HavingCompare:
+	case havingCompare:
 		switch h.Cmp {
 		case "=", "!=", "<", "<=", ">", ">=", "<=>":
 		default:
@@ -133,10 +133,10 @@ func (env *havingEnv) compile(h *Having) (havingCond, error) {
 			return c, err
 		}
 		return c, env.comparison(&c)
-	case HavingIsNull, HavingIsNotNull:
+	case havingIsNull, havingIsNotNull:
 		return c, env.operand(h.Left)
-	case HavingAnd, HavingOr, HavingNot:
-		if len(h.Sub) == 0 || (h.Op == HavingNot && len(h.Sub) != 1) {
+	case havingAnd, havingOr, havingNot:
+		if len(h.Sub) == 0 || (h.Op == havingNot && len(h.Sub) != 1) {
 			return c, planError("Having op %d with %d operands", h.Op, len(h.Sub))
 		}
 		c.sub = make([]havingCond, len(h.Sub))
@@ -163,8 +163,8 @@ func (env *havingEnv) comparison(c *havingCond) error {
 	if (l.Const && l.Value == nil) || (r.Const && r.Value == nil) {
 		return nil // unknown, or for <=> whether the other is NULL
 	}
-	char := func(o HavingOperand) bool { return !o.Const && env.types != nil && isCharType(env.types[o.Column]) }
-	text := func(o HavingOperand) bool {
+	char := func(o havingOperand) bool { return !o.Const && env.types != nil && isCharType(env.types[o.Column]) }
+	text := func(o havingOperand) bool {
 		if o.Const {
 			switch o.Value.(type) {
 			case []byte, string:
@@ -174,7 +174,7 @@ func (env *havingEnv) comparison(c *havingCond) error {
 		}
 		return char(o)
 	}
-	name := func(o HavingOperand) string {
+	name := func(o havingOperand) string {
 		if o.Const {
 			return "a constant"
 		}
@@ -194,14 +194,14 @@ func (env *havingEnv) comparison(c *havingCond) error {
 			c.cls = classWeight
 			env.checks = append(env.checks, weightCheck{weight: l.Weight, name: name(l)}, weightCheck{weight: r.Weight, name: name(r)})
 		}
-		for _, o := range []HavingOperand{l, r} {
+		for _, o := range []havingOperand{l, r} {
 			if p := env.picks[o.Column]; p != nil && !o.Const {
 				p.carry(o.Weight)
 			}
 		}
 	case env.collated && (env.types == nil || (!l.Const && !knownType(env.types[l.Column])) || (!r.Const && !knownType(env.types[r.Column]))):
 		// Refused at the first text: a weight that is not NULL.
-		for _, o := range []HavingOperand{l, r} {
+		for _, o := range []havingOperand{l, r} {
 			if o.Weighted {
 				env.checks = append(env.checks, weightCheck{weight: o.Weight, name: name(o), untyped: true})
 			}
@@ -239,14 +239,14 @@ func numericText(v driver.Value) bool {
 
 // eval is the condition's truth value on row.
 func (h *havingCond) eval(row []driver.Value) int8 {
-	val := func(o HavingOperand) driver.Value {
+	val := func(o havingOperand) driver.Value {
 		if o.Const {
 			return o.Value
 		}
 		return row[o.Column]
 	}
 	switch h.op {
-	case HavingCompare:
+	case havingCompare:
 		l, r := val(h.left), val(h.right)
 		if h.cmp == "<=>" {
 			if l == nil || r == nil {
@@ -273,18 +273,18 @@ func (h *havingCond) eval(row []driver.Value) int8 {
 		default:
 			return truth(n >= 0)
 		}
-	case HavingIsNull, HavingIsNotNull:
-		return truth((val(h.left) == nil) == (h.op == HavingIsNull))
-	case HavingNot:
+	case havingIsNull, havingIsNotNull:
+		return truth((val(h.left) == nil) == (h.op == havingIsNull))
+	case havingNot:
 		switch t := h.sub[0].eval(row); t {
 		case havingUnknown:
 			return t
 		default:
 			return 1 - t
 		}
-	default: // HavingAnd, HavingOr: SQL's three-valued logic
+	default: // havingAnd, havingOr: SQL's three-valued logic
 		decides, out := havingFalse, havingTrue // AND: one false decides
-		if h.op == HavingOr {
+		if h.op == havingOr {
 			decides, out = havingTrue, havingFalse // OR: one true does
 		}
 		for i := range h.sub {

@@ -8,8 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func havingCmp(col int, cmp string, v driver.Value) Having {
-	return Having{Op: HavingCompare, Cmp: cmp, Left: HavingOperand{Column: col}, Right: HavingOperand{Const: true, Value: v}}
+func havingCmp(col int, cmp string, v driver.Value) havingExpr {
+	return havingExpr{Op: havingCompare, Cmp: cmp, Left: havingOperand{Column: col}, Right: havingOperand{Const: true, Value: v}}
 }
 
 // HAVING COUNT(*) > 2 on merged groups: each shard's part of group 1 has
@@ -17,9 +17,9 @@ func havingCmp(col int, cmp string, v driver.Value) Having {
 func TestMergeHavingGroups(t *testing.T) {
 	cols := []string{"g", "count(*)", "sum(x)"}
 	h := havingCmp(1, ">", int64(2))
-	plan := MergePlan{
-		OrderBy: []OrderKey{{Index: 0}}, GroupBy: []int{0},
-		Aggregates: []Aggregate{{Kind: AggCount, Index: 1}, {Kind: AggSum, Index: 2}},
+	plan := mergePlan{
+		OrderBy: []orderKey{{Index: 0}}, GroupBy: []int{0},
+		Aggregates: []aggregate{{Kind: aggCount, Index: 1}, {Kind: aggSum, Index: 2}},
 		Having:     &h, Offset: 1, Limit: 2,
 		ColumnTypes: []string{"INT", "BIGINT", "DECIMAL"},
 	}
@@ -37,20 +37,20 @@ func TestMergeHavingNulls(t *testing.T) {
 	rows := []driver.Value{nil, int64(5), int64(1)}
 	for _, c := range []struct {
 		name string
-		h    Having
+		h    havingExpr
 		want []any
 	}{
 		{"> drops NULL", havingCmp(1, ">", int64(2)), []any{5}},
-		{"NOT < drops NULL", Having{Op: HavingNot, Sub: []Having{havingCmp(1, "<", int64(2))}}, []any{5}},
-		{"IS NULL", Having{Op: HavingIsNull, Left: HavingOperand{Column: 1}}, []any{nil}},
+		{"NOT < drops NULL", havingExpr{Op: havingNot, Sub: []havingExpr{havingCmp(1, "<", int64(2))}}, []any{5}},
+		{"IS NULL", havingExpr{Op: havingIsNull, Left: havingOperand{Column: 1}}, []any{nil}},
 		{"<=> NULL", havingCmp(1, "<=>", nil), []any{nil}},
 		{"= NULL is never true", havingCmp(1, "=", nil), nil},
-		{"OR", Having{Op: HavingOr, Sub: []Having{havingCmp(1, "=", int64(1)), {Op: HavingIsNull, Left: HavingOperand{Column: 1}}}}, []any{nil, 1}},
-		{"AND", Having{Op: HavingAnd, Sub: []Having{havingCmp(1, ">=", []byte("1.0")), havingCmp(1, "!=", "5")}}, []any{1}},
+		{"OR", havingExpr{Op: havingOr, Sub: []havingExpr{havingCmp(1, "=", int64(1)), {Op: havingIsNull, Left: havingOperand{Column: 1}}}}, []any{nil, 1}},
+		{"AND", havingExpr{Op: havingAnd, Sub: []havingExpr{havingCmp(1, ">=", []byte("1.0")), havingCmp(1, "!=", "5")}}, []any{1}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			h := c.h
-			plan := MergePlan{GroupBy: []int{0}, Aggregates: []Aggregate{{Kind: AggMax, Index: 1}}, Having: &h, Limit: NoLimit,
+			plan := mergePlan{GroupBy: []int{0}, Aggregates: []aggregate{{Kind: aggMax, Index: 1}}, Having: &h, Limit: noLimit,
 				ColumnTypes: []string{"INT", "INT"}}
 			var srcs []*mergeSrc
 			for i, v := range rows {
@@ -70,27 +70,27 @@ func TestMergeHavingNulls(t *testing.T) {
 func TestMergeHavingGlobal(t *testing.T) {
 	cols := []string{"count(*)"}
 	h := havingCmp(0, ">", int64(3))
-	plan := MergePlan{Aggregates: []Aggregate{{Kind: AggCount, Index: 0}}, Having: &h, Limit: NoLimit}
+	plan := mergePlan{Aggregates: []aggregate{{Kind: aggCount, Index: 0}}, Having: &h, Limit: noLimit}
 	assert.Empty(t, mergeAll(t, plan, newMergeSrc(cols, mrow(2)), newMergeSrc(cols, mrow(1))))
 	assert.Equal(t, mwant([]any{4}), mplain(mergeAll(t, plan, newMergeSrc(cols, mrow(2)), newMergeSrc(cols, mrow(2)))))
 }
 
 func TestMergeHavingPlanErrors(t *testing.T) {
 	cols := []string{"g", "max(s)"}
-	for i, h := range []Having{
+	for i, h := range []havingExpr{
 		{},
 		havingCmp(2, ">", int64(1)),
 		havingCmp(1, "LIKE", "a"),
-		{Op: HavingNot},
-		{Op: HavingNot, Sub: []Having{havingCmp(1, ">", int64(1)), havingCmp(1, ">", int64(1))}},
+		{Op: havingNot},
+		{Op: havingNot, Sub: []havingExpr{havingCmp(1, ">", int64(1)), havingCmp(1, ">", int64(1))}},
 		havingCmp(1, "=", "a"), // VARCHAR: the server's collation
 	} {
-		plan := MergePlan{GroupBy: []int{0}, Aggregates: []Aggregate{{Kind: AggMax, Index: 1}}, Having: &h, Limit: NoLimit,
+		plan := mergePlan{GroupBy: []int{0}, Aggregates: []aggregate{{Kind: aggMax, Index: 1}}, Having: &h, Limit: noLimit,
 			ColumnTypes: []string{"INT", "INT"}}
 		if i == 5 {
 			plan.ColumnTypes[1] = "VARCHAR"
 		}
-		_, err := Merge(plan, mergeSources([]*mergeSrc{newMergeSrc(cols)}))
+		_, err := merge(plan, mergeSources([]*mergeSrc{newMergeSrc(cols)}))
 		require.ErrorIs(t, err, ErrMergePlan, "%+v", h)
 	}
 }

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// mergeSrc is a Source over rows in memory that counts its calls. With
+// mergeSrc is a rowSource over rows in memory that counts its calls. With
 // reuse it behaves like go-sql-driver/mysql: []byte values point into one
 // buffer per column that the next Next (and Close) overwrite, so a merge
 // that keeps a value too long reads garbage.
@@ -98,7 +98,7 @@ func (s typedMergeSrc) ColumnTypeDatabaseTypeName(i int) string { return s.types
 
 // mergeDrain reads m to the end (or to an error), deep-copying each row,
 // then closes it.
-func mergeDrain(t testing.TB, m Source) ([][]driver.Value, error) {
+func mergeDrain(t testing.TB, m rowSource) ([][]driver.Value, error) {
 	t.Helper()
 	var out [][]driver.Value
 	var err error
@@ -124,9 +124,9 @@ func mergeDrain(t testing.TB, m Source) ([][]driver.Value, error) {
 }
 
 // mergeAll merges and drains, failing the test on an error.
-func mergeAll(t testing.TB, plan MergePlan, srcs ...*mergeSrc) [][]driver.Value {
+func mergeAll(t testing.TB, plan mergePlan, srcs ...*mergeSrc) [][]driver.Value {
 	t.Helper()
-	m, err := Merge(plan, mergeSources(srcs))
+	m, err := merge(plan, mergeSources(srcs))
 	require.NoError(t, err)
 	rows, err := mergeDrain(t, m)
 	require.NoError(t, err)
@@ -136,8 +136,8 @@ func mergeAll(t testing.TB, plan MergePlan, srcs ...*mergeSrc) [][]driver.Value 
 	return rows
 }
 
-func mergeSources(srcs []*mergeSrc) []Source {
-	out := make([]Source, len(srcs))
+func mergeSources(srcs []*mergeSrc) []rowSource {
+	out := make([]rowSource, len(srcs))
 	for i, s := range srcs {
 		out[i] = s
 	}

@@ -1,10 +1,10 @@
 package shard
 
-// Randomized property test of Merge against a reference: random tables
+// Randomized property test of merge against a reference: random tables
 // split into 1–5 shards, random queries. Each shard "runs" the rewritten
 // query on its rows the way MySQL would (its own GROUP BY, aggregates,
 // DISTINCT, ORDER BY with ties in random order, LIMIT pushed down where the
-// rewriter may push it); Merge combines the shard results; the reference
+// rewriter may push it); merge combines the shard results; the reference
 // runs the original query on the unsharded rows with math/big arithmetic
 // and sort.SliceStable. Both must agree exactly: same values, same Go
 // types, the ORDER BY keys in the same sequence, and within each run of
@@ -107,12 +107,12 @@ func genValue(r mergeRand, col int, auto, ci bool) driver.Value {
 // pExpr is one item of the select list: a column, or an aggregate of one
 // (col -1: COUNT(*)), or (agg aggWeight) the weight string of a column.
 type pExpr struct {
-	agg AggKind
+	agg aggKind
 	col int
 }
 
 // aggWeight marks a weight-string column in the shard row layout.
-const aggWeight AggKind = 100
+const aggWeight aggKind = 100
 
 func (e pExpr) String() string {
 	name := "*"
@@ -141,8 +141,8 @@ type pCase struct {
 	types     []string
 	groupPos  []int
 	avgPos    map[int][2]int
-	specOrder []OrderKey // the query's ORDER BY (visible positions); nil: none
-	planOrder []OrderKey // what the shards sort by
+	specOrder []orderKey // the query's ORDER BY (visible positions); nil: none
+	planOrder []orderKey // what the shards sort by
 	stream    bool       // GROUP BY merged streaming
 	distinct  bool
 	offset    int64
@@ -151,7 +151,7 @@ type pCase struct {
 	typesVia  int // 0 plan.ColumnTypes, 1 source interface, 2 none (auto)
 	reuse     bool
 	ci        bool     // the VARCHAR column folds case (see the file comment)
-	weights   []Weight // layout positions of the VARCHAR column and its weight
+	weights   []weight // layout positions of the VARCHAR column and its weight
 	refTypes  []string // types for the reference: VARCHAR_CI when ci
 }
 
@@ -178,22 +178,22 @@ func genCase(r mergeRand) *pCase {
 	if r.IntN(3) == 0 {
 		c.offset = 0
 	}
-	c.limit = NoLimit
+	c.limit = noLimit
 	if r.IntN(2) == 0 {
 		c.limit = int64(r.IntN(7))
 	}
 	randAgg := func() pExpr {
 		switch r.IntN(6) {
 		case 0:
-			return pExpr{AggCount, -1}
+			return pExpr{aggCount, -1}
 		case 1:
-			return pExpr{AggCount, r.IntN(pcCount)}
+			return pExpr{aggCount, r.IntN(pcCount)}
 		case 2:
-			return pExpr{AggSum, []int{pcN, pcD, pcF}[r.IntN(3)]}
+			return pExpr{aggSum, []int{pcN, pcD, pcF}[r.IntN(3)]}
 		case 3:
-			return pExpr{AggAvg, []int{pcN, pcD, pcF}[r.IntN(3)]}
+			return pExpr{aggAvg, []int{pcN, pcD, pcF}[r.IntN(3)]}
 		case 4, 5:
-			kind := []AggKind{AggMin, AggMax}[r.IntN(2)]
+			kind := []aggKind{aggMin, aggMax}[r.IntN(2)]
 			col := r.IntN(pcCount)
 			if c.ci && col == pcS { // MIN/MAX of text compare bytewise in the merge
 				col = pcT
@@ -202,15 +202,15 @@ func genCase(r mergeRand) *pCase {
 		}
 		panic("unreachable")
 	}
-	randKeys := func(positions []int, max int) []OrderKey {
-		var keys []OrderKey
+	randKeys := func(positions []int, max int) []orderKey {
+		var keys []orderKey
 		perm := append([]int(nil), positions...)
 		for i := len(perm) - 1; i > 0; i-- {
 			j := r.IntN(i + 1)
 			perm[i], perm[j] = perm[j], perm[i]
 		}
 		for _, p := range perm[:min(max, len(perm))] {
-			keys = append(keys, OrderKey{Index: p, Desc: r.IntN(2) == 0})
+			keys = append(keys, orderKey{Index: p, Desc: r.IntN(2) == 0})
 		}
 		return keys
 	}
@@ -247,7 +247,7 @@ func genCase(r mergeRand) *pCase {
 			c.sel = append(c.sel, randAgg())
 		}
 		if len(c.sel) == 0 {
-			c.sel = append(c.sel, pExpr{AggCount, -1})
+			c.sel = append(c.sel, pExpr{aggCount, -1})
 		}
 		for i := len(c.sel) - 1; i > 0; i-- {
 			j := r.IntN(i + 1)
@@ -271,9 +271,9 @@ func genCase(r mergeRand) *pCase {
 		c.groupPos = append(c.groupPos, pos)
 	}
 	for i, e := range c.sel {
-		if e.agg == AggAvg {
+		if e.agg == aggAvg {
 			c.avgPos[i] = [2]int{len(c.layout), len(c.layout) + 1}
-			c.layout = append(c.layout, pExpr{AggSum, e.col}, pExpr{AggCount, e.col})
+			c.layout = append(c.layout, pExpr{aggSum, e.col}, pExpr{aggCount, e.col})
 		}
 	}
 	for _, e := range c.layout {
@@ -298,7 +298,7 @@ func genCase(r mergeRand) *pCase {
 			c.stream = true
 		case mode <= 1: // no ORDER BY; the rewriter orders by the group columns
 			for _, p := range c.groupPos {
-				c.planOrder = append(c.planOrder, OrderKey{Index: p})
+				c.planOrder = append(c.planOrder, orderKey{Index: p})
 			}
 			c.stream = true
 		case mode == 2 && len(aggPos) > 0: // ORDER BY an aggregate: in memory
@@ -333,7 +333,7 @@ func genCase(r mergeRand) *pCase {
 		width := len(c.layout)
 		for p := range width {
 			if e := c.layout[p]; need[p] && e.agg == 0 && e.col == pcS {
-				c.weights = append(c.weights, Weight{Column: p, Weight: len(c.layout)})
+				c.weights = append(c.weights, weight{Column: p, Weight: len(c.layout)})
 				c.layout = append(c.layout, pExpr{aggWeight, pcS})
 				c.types = append(c.types, "VARBINARY")
 			}
@@ -369,12 +369,12 @@ func exprType(e pExpr) string {
 	switch e.agg {
 	case aggWeight:
 		return "VARBINARY"
-	case 0, AggMin, AggMax:
+	case 0, aggMin, aggMax:
 		if e.col < 0 {
 			return "BIGINT"
 		}
 		return pcTypes[e.col]
-	case AggCount:
+	case aggCount:
 		return "BIGINT"
 	}
 	if e.col == pcF {
@@ -383,8 +383,8 @@ func exprType(e pExpr) string {
 	return "DECIMAL"
 }
 
-func (c *pCase) plan() MergePlan {
-	p := MergePlan{
+func (c *pCase) plan() mergePlan {
+	p := mergePlan{
 		OrderBy:  c.planOrder,
 		Distinct: c.distinct,
 		Offset:   c.offset,
@@ -397,10 +397,10 @@ func (c *pCase) plan() MergePlan {
 	for i, e := range c.sel {
 		switch e.agg {
 		case 0:
-		case AggAvg:
-			p.Aggregates = append(p.Aggregates, Aggregate{Kind: AggAvg, Index: i, SumIndex: c.avgPos[i][0], CountIndex: c.avgPos[i][1]})
+		case aggAvg:
+			p.Aggregates = append(p.Aggregates, aggregate{Kind: aggAvg, Index: i, SumIndex: c.avgPos[i][0], CountIndex: c.avgPos[i][1]})
 		default:
-			p.Aggregates = append(p.Aggregates, Aggregate{Kind: e.agg, Index: i})
+			p.Aggregates = append(p.Aggregates, aggregate{Kind: e.agg, Index: i})
 		}
 	}
 	if c.typesVia == 0 {
@@ -478,16 +478,16 @@ func refAggregate(e pExpr, rows [][]driver.Value) driver.Value {
 			return nil
 		}
 		return refWeight(vals[0])
-	case AggCount:
+	case aggCount:
 		return int64(len(vals))
-	case AggMin, AggMax:
+	case aggMin, aggMax:
 		var best driver.Value
 		for _, v := range vals {
 			c := 0
 			if best != nil {
 				c = refCompare(v, best, pcTypes[e.col])
 			}
-			if best == nil || (e.agg == AggMin && c < 0) || (e.agg == AggMax && c > 0) {
+			if best == nil || (e.agg == aggMin && c < 0) || (e.agg == aggMax && c > 0) {
 				best = v
 			}
 		}
@@ -501,7 +501,7 @@ func refAggregate(e pExpr, rows [][]driver.Value) driver.Value {
 		for _, v := range vals {
 			s += v.(float64)
 		}
-		if e.agg == AggAvg {
+		if e.agg == aggAvg {
 			return s / float64(len(vals))
 		}
 		return s
@@ -514,7 +514,7 @@ func refAggregate(e pExpr, rows [][]driver.Value) driver.Value {
 	if e.col == pcD {
 		scale = 2
 	}
-	if e.agg == AggAvg {
+	if e.agg == aggAvg {
 		return refDecimalText(sum.Quo(sum, new(big.Rat).SetInt64(int64(len(vals)))), scale+4)
 	}
 	return refDecimalText(sum, scale)
@@ -579,7 +579,7 @@ func refCompare(a, b driver.Value, typ string) int {
 	return refRat(a).Cmp(refRat(b))
 }
 
-func refCompareRows(a, b []driver.Value, keys []OrderKey, types []string) int {
+func refCompareRows(a, b []driver.Value, keys []orderKey, types []string) int {
 	for _, k := range keys {
 		if c := refCompare(a[k.Index], b[k.Index], types[k.Index]); c != 0 {
 			if k.Desc {
@@ -710,7 +710,7 @@ func (c *pCase) String() string {
 // runCase merges the shard results of c and compares with the reference.
 func runCase(t testing.TB, c *pCase, r mergeRand) {
 	t.Helper()
-	srcs := make([]Source, len(c.shards))
+	srcs := make([]rowSource, len(c.shards))
 	shardOut := make([][][]driver.Value, len(c.shards))
 	names := make([]string, len(c.layout))
 	for i, e := range c.layout {
@@ -725,7 +725,7 @@ func runCase(t testing.TB, c *pCase, r mergeRand) {
 			srcs[s] = typedMergeSrc{ms, c.types}
 		}
 	}
-	m, err := Merge(c.plan(), srcs)
+	m, err := merge(c.plan(), srcs)
 	if err != nil {
 		t.Fatalf("%v\nMerge: %v", c, err)
 	}
@@ -756,7 +756,7 @@ func runCase(t testing.TB, c *pCase, r mergeRand) {
 
 // checkMerged compares got with the window [offset, offset+limit) of the
 // complete sorted reference full; it returns "" when they agree.
-func checkMerged(got, full [][]driver.Value, order []OrderKey, types []string, offset, limit int64) string {
+func checkMerged(got, full [][]driver.Value, order []orderKey, types []string, offset, limit int64) string {
 	lo := min(offset, int64(len(full)))
 	hi := int64(len(full))
 	if limit >= 0 {

@@ -48,7 +48,7 @@ func (c *concatStream) next() ([]driver.Value, int, error) {
 // source index, which makes the merge deterministic and stable.
 type heapStream struct {
 	set     *sourceSet
-	keys    []OrderKey
+	keys    []orderKey
 	cls     []colClass
 	rows    [][]driver.Value // current row of each source
 	heap    []int
@@ -56,7 +56,7 @@ type heapStream struct {
 	advance int // source to advance before the next row; -1: none
 }
 
-func newHeap(set *sourceSet, ncols int, keys []OrderKey, cls []colClass) *heapStream {
+func newHeap(set *sourceSet, ncols int, keys []orderKey, cls []colClass) *heapStream {
 	h := &heapStream{set: set, keys: keys, cls: cls, advance: -1}
 	h.rows = make([][]driver.Value, len(set.srcs))
 	backing := make([]driver.Value, ncols*len(set.srcs))
@@ -156,7 +156,7 @@ type distinctStream struct {
 	eq  []int
 	cls []colClass
 
-	runKeys  []OrderKey // nil: one run
+	runKeys  []orderKey // nil: one run
 	coverAll bool
 	prev     rowCopy // the run keys of the previous row
 	havePrev bool
@@ -165,7 +165,7 @@ type distinctStream struct {
 	keyBuf []byte
 }
 
-func newDistinct(in rowStream, eq []int, order []OrderKey, cls []colClass) *distinctStream {
+func newDistinct(in rowStream, eq []int, order []orderKey, cls []colClass) *distinctStream {
 	d := &distinctStream{in: in, eq: eq, cls: cls, seen: make(map[string]struct{})}
 	if len(order) == 0 {
 		return d

@@ -44,7 +44,7 @@ func TestMergeReadsOnlyOffsetPlusLimit(t *testing.T) {
 					kf = func(s, i int) int64 { return -key(s, i) }
 				}
 				srcs := lazySources(k, n, kf)
-				plan := MergePlan{OrderBy: []OrderKey{{Index: 0, Desc: desc}}, Offset: offset, Limit: limit, Visible: 1}
+				plan := mergePlan{OrderBy: []orderKey{{Index: 0, Desc: desc}}, Offset: offset, Limit: limit, Visible: 1}
 				got := mergeAll(t, plan, srcs...)
 				require.Len(t, got, limit)
 				total := 0
@@ -84,9 +84,9 @@ func TestMergeStreamingGroupsReadLittle(t *testing.T) {
 			},
 		}
 	}
-	plan := MergePlan{
-		OrderBy: []OrderKey{{Index: 0}}, GroupBy: []int{0},
-		Aggregates: []Aggregate{{Kind: AggCount, Index: 1}},
+	plan := mergePlan{
+		OrderBy: []orderKey{{Index: 0}}, GroupBy: []int{0},
+		Aggregates: []aggregate{{Kind: aggCount, Index: 1}},
 		Offset:     5, Limit: 3,
 	}
 	got := mergeAll(t, plan, srcs...)
@@ -102,10 +102,10 @@ func TestMergeStreamingGroupsReadLittle(t *testing.T) {
 func TestMergeAllocationsDoNotGrowWithRows(t *testing.T) {
 	allocs := func(n int) float64 {
 		srcs := materialized(4, n)
-		plan := MergePlan{OrderBy: []OrderKey{{Index: 0}, {Index: 1, Desc: true}}, Limit: NoLimit}
+		plan := mergePlan{OrderBy: []orderKey{{Index: 0}, {Index: 1, Desc: true}}, Limit: noLimit}
 		dest := make([]driver.Value, 2)
 		return testing.AllocsPerRun(5, func() {
-			m, err := Merge(plan, resetSources(srcs))
+			m, err := merge(plan, resetSources(srcs))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -136,7 +136,7 @@ func materialized(k, n int) []*mergeSrc {
 }
 
 // resetSources rewinds sources for another merge.
-func resetSources(srcs []*mergeSrc) []Source {
+func resetSources(srcs []*mergeSrc) []rowSource {
 	for _, s := range srcs {
 		s.pos, s.nexts, s.closes = 0, 0, 0
 	}

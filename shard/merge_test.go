@@ -102,13 +102,13 @@ func TestMergeOrderBy(t *testing.T) {
 	big := uint64(math.MaxInt64) + 10
 	tests := []struct {
 		name string
-		plan MergePlan
+		plan mergePlan
 		srcs [][][]driver.Value
 		want [][]any
 	}{
 		{
 			name: "asc across sources, ties by source order",
-			plan: MergePlan{OrderBy: []OrderKey{{Index: 0}}, Limit: NoLimit},
+			plan: mergePlan{OrderBy: []orderKey{{Index: 0}}, Limit: noLimit},
 			srcs: [][][]driver.Value{
 				{mrow(1, "x", 0), mrow(3, "x", 0), mrow(5, "x", 0)},
 				{mrow(2, "y", 1), mrow(3, "y", 1), mrow(6, "y", 1)},
@@ -118,7 +118,7 @@ func TestMergeOrderBy(t *testing.T) {
 		},
 		{
 			name: "NULL first ascending",
-			plan: MergePlan{OrderBy: []OrderKey{{Index: 0}}, Limit: NoLimit},
+			plan: mergePlan{OrderBy: []orderKey{{Index: 0}}, Limit: noLimit},
 			srcs: [][][]driver.Value{
 				{mrow(nil, "a", 0), mrow(2, "b", 0)},
 				{mrow(nil, "c", 1), mrow(1, "d", 1)},
@@ -127,7 +127,7 @@ func TestMergeOrderBy(t *testing.T) {
 		},
 		{
 			name: "NULL last descending",
-			plan: MergePlan{OrderBy: []OrderKey{{Index: 0, Desc: true}}, Limit: NoLimit},
+			plan: mergePlan{OrderBy: []orderKey{{Index: 0, Desc: true}}, Limit: noLimit},
 			srcs: [][][]driver.Value{
 				{mrow(2, "b", 0), mrow(nil, "a", 0)},
 				{mrow(1, "d", 1), mrow(nil, "c", 1)},
@@ -136,7 +136,7 @@ func TestMergeOrderBy(t *testing.T) {
 		},
 		{
 			name: "mixed directions",
-			plan: MergePlan{OrderBy: []OrderKey{{Index: 1}, {Index: 0, Desc: true}}, Limit: NoLimit},
+			plan: mergePlan{OrderBy: []orderKey{{Index: 1}, {Index: 0, Desc: true}}, Limit: noLimit},
 			srcs: [][][]driver.Value{
 				{mrow(5, "a", 0), mrow(1, "a", 0), mrow(9, "b", 0)},
 				{mrow(2, nil, 1), mrow(7, "a", 1), mrow(nil, "a", 1), mrow(8, "b", 1)},
@@ -146,7 +146,7 @@ func TestMergeOrderBy(t *testing.T) {
 		},
 		{
 			name: "uint64 beyond MaxInt64 with int64",
-			plan: MergePlan{OrderBy: []OrderKey{{Index: 0}}, Limit: NoLimit},
+			plan: mergePlan{OrderBy: []orderKey{{Index: 0}}, Limit: noLimit},
 			srcs: [][][]driver.Value{
 				{mrow(int64(-5), "", 0), mrow(big, "", 0)},
 				{mrow(int64(math.MaxInt64), "", 1), mrow(uint64(math.MaxUint64), "", 1)},
@@ -155,7 +155,7 @@ func TestMergeOrderBy(t *testing.T) {
 		},
 		{
 			name: "decimal text compares as numbers",
-			plan: MergePlan{OrderBy: []OrderKey{{Index: 0, Desc: true}}, Limit: NoLimit, ColumnTypes: []string{"DECIMAL", "VARCHAR", "INT"}},
+			plan: mergePlan{OrderBy: []orderKey{{Index: 0, Desc: true}}, Limit: noLimit, ColumnTypes: []string{"DECIMAL", "VARCHAR", "INT"}},
 			srcs: [][][]driver.Value{
 				{mrow("100.00", "a", 0), mrow("9.50", "b", 0), mrow("-1.00", "c", 0)},
 				{mrow("12.50", "d", 1), mrow("0.05", "e", 1)},
@@ -164,7 +164,7 @@ func TestMergeOrderBy(t *testing.T) {
 		},
 		{
 			name: "text column bytewise",
-			plan: MergePlan{OrderBy: []OrderKey{{Index: 1}}, Limit: NoLimit, ColumnTypes: []string{"INT", "VARCHAR", "INT"}},
+			plan: mergePlan{OrderBy: []orderKey{{Index: 1}}, Limit: noLimit, ColumnTypes: []string{"INT", "VARCHAR", "INT"}},
 			srcs: [][][]driver.Value{
 				{mrow(1, "10", 0), mrow(2, "a", 0)},
 				{mrow(3, "9", 1), mrow(4, "B", 1)},
@@ -173,61 +173,61 @@ func TestMergeOrderBy(t *testing.T) {
 		},
 		{
 			name: "empty sources",
-			plan: MergePlan{OrderBy: []OrderKey{{Index: 0}}, Limit: NoLimit},
+			plan: mergePlan{OrderBy: []orderKey{{Index: 0}}, Limit: noLimit},
 			srcs: [][][]driver.Value{nil, {mrow(1, "a", 1)}, nil},
 			want: mwant([]any{1, "a", 1}),
 		},
 		{
 			name: "all sources empty",
-			plan: MergePlan{OrderBy: []OrderKey{{Index: 0}}, Limit: NoLimit},
+			plan: mergePlan{OrderBy: []orderKey{{Index: 0}}, Limit: noLimit},
 			srcs: [][][]driver.Value{nil, nil},
 			want: nil,
 		},
 		{
 			name: "single source",
-			plan: MergePlan{OrderBy: []OrderKey{{Index: 0}}, Limit: NoLimit},
+			plan: mergePlan{OrderBy: []orderKey{{Index: 0}}, Limit: noLimit},
 			srcs: [][][]driver.Value{{mrow(1, "a", 0), mrow(2, "b", 0)}},
 			want: mwant([]any{1, "a", 0}, []any{2, "b", 0}),
 		},
 		{
 			name: "offset and limit",
-			plan: MergePlan{OrderBy: []OrderKey{{Index: 0}}, Offset: 2, Limit: 2},
+			plan: mergePlan{OrderBy: []orderKey{{Index: 0}}, Offset: 2, Limit: 2},
 			srcs: [][][]driver.Value{{mrow(1, "", 0), mrow(3, "", 0), mrow(5, "", 0)}, {mrow(2, "", 1), mrow(4, "", 1)}},
 			want: mwant([]any{3, "", 0}, []any{4, "", 1}),
 		},
 		{
 			name: "limit beyond end",
-			plan: MergePlan{OrderBy: []OrderKey{{Index: 0}}, Offset: 1, Limit: 100},
+			plan: mergePlan{OrderBy: []orderKey{{Index: 0}}, Offset: 1, Limit: 100},
 			srcs: [][][]driver.Value{{mrow(1, "", 0)}, {mrow(2, "", 1)}},
 			want: mwant([]any{2, "", 1}),
 		},
 		{
 			name: "offset beyond end",
-			plan: MergePlan{OrderBy: []OrderKey{{Index: 0}}, Offset: 5, Limit: 2},
+			plan: mergePlan{OrderBy: []orderKey{{Index: 0}}, Offset: 5, Limit: 2},
 			srcs: [][][]driver.Value{{mrow(1, "", 0)}, {mrow(2, "", 1)}},
 			want: nil,
 		},
 		{
 			name: "limit 0",
-			plan: MergePlan{OrderBy: []OrderKey{{Index: 0}}, Limit: 0},
+			plan: mergePlan{OrderBy: []orderKey{{Index: 0}}, Limit: 0},
 			srcs: [][][]driver.Value{{mrow(1, "", 0)}},
 			want: nil,
 		},
 		{
 			name: "no order: sources in turn",
-			plan: MergePlan{Limit: NoLimit},
+			plan: mergePlan{Limit: noLimit},
 			srcs: [][][]driver.Value{{mrow(3, "", 0), mrow(1, "", 0)}, nil, {mrow(2, "", 2)}},
 			want: mwant([]any{3, "", 0}, []any{1, "", 0}, []any{2, "", 2}),
 		},
 		{
 			name: "no order with offset and limit",
-			plan: MergePlan{Offset: 1, Limit: 2},
+			plan: mergePlan{Offset: 1, Limit: 2},
 			srcs: [][][]driver.Value{{mrow(3, "", 0)}, {mrow(1, "", 1), mrow(2, "", 1), mrow(9, "", 1)}},
 			want: mwant([]any{1, "", 1}, []any{2, "", 1}),
 		},
 		{
 			name: "visible drops a hidden ORDER BY column",
-			plan: MergePlan{OrderBy: []OrderKey{{Index: 2, Desc: true}}, Limit: NoLimit, Visible: 2},
+			plan: mergePlan{OrderBy: []orderKey{{Index: 2, Desc: true}}, Limit: noLimit, Visible: 2},
 			srcs: [][][]driver.Value{{mrow(1, "a", 9), mrow(2, "b", 1)}, {mrow(3, "c", 5)}},
 			want: mwant([]any{1, "a"}, []any{3, "c"}, []any{2, "b"}),
 		},
@@ -250,7 +250,7 @@ func TestMergeOrderBy(t *testing.T) {
 func TestMergeColumnsAndTypes(t *testing.T) {
 	s0 := typedMergeSrc{newMergeSrc(mergeCols3, mrow("10", 1, 0), mrow("9", 2, 0)), []string{"VARCHAR", "INT", "INT"}}
 	s1 := typedMergeSrc{newMergeSrc(mergeCols3, mrow("1", 3, 1)), []string{"VARCHAR", "INT", "INT"}}
-	m, err := Merge(MergePlan{OrderBy: []OrderKey{{Index: 0}}, Limit: NoLimit, Visible: 2}, []Source{s0, s1})
+	m, err := merge(mergePlan{OrderBy: []orderKey{{Index: 0}}, Limit: noLimit, Visible: 2}, []rowSource{s0, s1})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"a", "b"}, m.Columns())
 	tn, ok := m.(driver.RowsColumnTypeDatabaseTypeName)
@@ -266,13 +266,13 @@ func TestMergeColumnsAndTypes(t *testing.T) {
 func TestMergeAggregatesGlobal(t *testing.T) {
 	cols := []string{"cnt", "sum_i", "sum_d", "min_s", "max_t", "avg_d", "sum_f", "avg_d_sum", "avg_d_cnt"}
 	types := []string{"BIGINT", "DECIMAL", "DECIMAL", "VARCHAR", "DATETIME", "DECIMAL", "DOUBLE", "DECIMAL", "BIGINT"}
-	plan := MergePlan{
-		Aggregates: []Aggregate{
-			{Kind: AggCount, Index: 0}, {Kind: AggSum, Index: 1}, {Kind: AggSum, Index: 2},
-			{Kind: AggMin, Index: 3}, {Kind: AggMax, Index: 4},
-			{Kind: AggAvg, Index: 5, SumIndex: 7, CountIndex: 8}, {Kind: AggSum, Index: 6},
+	plan := mergePlan{
+		Aggregates: []aggregate{
+			{Kind: aggCount, Index: 0}, {Kind: aggSum, Index: 1}, {Kind: aggSum, Index: 2},
+			{Kind: aggMin, Index: 3}, {Kind: aggMax, Index: 4},
+			{Kind: aggAvg, Index: 5, SumIndex: 7, CountIndex: 8}, {Kind: aggSum, Index: 6},
 		},
-		Limit: NoLimit, Visible: 7, ColumnTypes: types,
+		Limit: noLimit, Visible: 7, ColumnTypes: types,
 	}
 	t1 := time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC)
 	t2 := t1.Add(time.Hour)
@@ -287,9 +287,9 @@ func TestMergeAggregatesGlobal(t *testing.T) {
 
 func TestMergeAggregatesEdgeCases(t *testing.T) {
 	cols := []string{"cnt", "s", "avg", "as", "ac"}
-	plan := MergePlan{
-		Aggregates: []Aggregate{{Kind: AggCount, Index: 0}, {Kind: AggSum, Index: 1}, {Kind: AggAvg, Index: 2, SumIndex: 3, CountIndex: 4}},
-		Limit:      NoLimit, Visible: 3,
+	plan := mergePlan{
+		Aggregates: []aggregate{{Kind: aggCount, Index: 0}, {Kind: aggSum, Index: 1}, {Kind: aggAvg, Index: 2, SumIndex: 3, CountIndex: 4}},
+		Limit:      noLimit, Visible: 3,
 	}
 	t.Run("no rows at all", func(t *testing.T) {
 		got := mergeAll(t, plan, newMergeSrc(cols), newMergeSrc(cols))
@@ -346,7 +346,7 @@ func TestMergeAggregatesEdgeCases(t *testing.T) {
 		assert.Empty(t, got)
 	})
 	t.Run("non-numeric SUM input names the source", func(t *testing.T) {
-		m, err := Merge(plan, []Source{newMergeSrc(cols, mrow(1, "1", nil, nil, 0)), newMergeSrc(cols, mrow(1, "abc", nil, nil, 0))})
+		m, err := merge(plan, []rowSource{newMergeSrc(cols, mrow(1, "1", nil, nil, 0)), newMergeSrc(cols, mrow(1, "abc", nil, nil, 0))})
 		require.NoError(t, err)
 		_, err = mergeDrain(t, m)
 		var se *SourceError
@@ -359,11 +359,11 @@ func TestMergeAggregatesEdgeCases(t *testing.T) {
 
 func TestMergeGroupByStreaming(t *testing.T) {
 	cols := []string{"g", "cnt", "sum", "min", "max"}
-	plan := MergePlan{
-		OrderBy:     []OrderKey{{Index: 0, Desc: true}},
+	plan := mergePlan{
+		OrderBy:     []orderKey{{Index: 0, Desc: true}},
 		GroupBy:     []int{0},
-		Aggregates:  []Aggregate{{Kind: AggCount, Index: 1}, {Kind: AggSum, Index: 2}, {Kind: AggMin, Index: 3}, {Kind: AggMax, Index: 4}},
-		Limit:       NoLimit,
+		Aggregates:  []aggregate{{Kind: aggCount, Index: 1}, {Kind: aggSum, Index: 2}, {Kind: aggMin, Index: 3}, {Kind: aggMax, Index: 4}},
+		Limit:       noLimit,
 		ColumnTypes: []string{"VARCHAR", "BIGINT", "DECIMAL", "VARCHAR", "INT"},
 	}
 	mk := func() []*mergeSrc {
@@ -398,11 +398,11 @@ func TestMergeGroupByStreaming(t *testing.T) {
 
 func TestMergeGroupByInMemory(t *testing.T) {
 	cols := []string{"g", "cnt"}
-	plan := MergePlan{
-		OrderBy:    []OrderKey{{Index: 1, Desc: true}, {Index: 0}},
+	plan := mergePlan{
+		OrderBy:    []orderKey{{Index: 1, Desc: true}, {Index: 0}},
 		GroupBy:    []int{0},
-		Aggregates: []Aggregate{{Kind: AggCount, Index: 1}},
-		Limit:      NoLimit,
+		Aggregates: []aggregate{{Kind: aggCount, Index: 1}},
+		Limit:      noLimit,
 	}
 	srcs := func() []*mergeSrc {
 		return []*mergeSrc{
@@ -420,7 +420,7 @@ func TestMergeGroupByInMemory(t *testing.T) {
 
 	// Two group columns, one hidden; no aggregates: GROUP BY as DISTINCT.
 	xg := []string{"x", "g1", "g2"}
-	plan = MergePlan{GroupBy: []int{1, 2}, Limit: NoLimit, Visible: 2}
+	plan = mergePlan{GroupBy: []int{1, 2}, Limit: noLimit, Visible: 2}
 	got = mergeAll(t, plan,
 		newMergeSrc(xg, mrow("p", 1, "u"), mrow("q", 1, "v")),
 		newMergeSrc(xg, mrow("r", 1, "u"), mrow("s", nil, "u"), mrow("t", nil, "u")))
@@ -431,13 +431,13 @@ func TestMergeDistinct(t *testing.T) {
 	cols := []string{"a", "b", "h"}
 	tests := []struct {
 		name string
-		plan MergePlan
+		plan mergePlan
 		srcs [][][]driver.Value
 		want [][]any
 	}{
 		{
 			name: "ordered on every visible column",
-			plan: MergePlan{Distinct: true, OrderBy: []OrderKey{{Index: 1, Desc: true}, {Index: 0}}, Limit: NoLimit, Visible: 2},
+			plan: mergePlan{Distinct: true, OrderBy: []orderKey{{Index: 1, Desc: true}, {Index: 0}}, Limit: noLimit, Visible: 2},
 			srcs: [][][]driver.Value{
 				{mrow(1, "b", 0), mrow(1, "a", 0), mrow(2, "a", 0)},
 				{mrow(1, "b", 1), mrow(1, "a", 1), mrow(nil, nil, 1)},
@@ -446,7 +446,7 @@ func TestMergeDistinct(t *testing.T) {
 		},
 		{
 			name: "ordered on some visible columns",
-			plan: MergePlan{Distinct: true, OrderBy: []OrderKey{{Index: 0}}, Limit: NoLimit, Visible: 2},
+			plan: mergePlan{Distinct: true, OrderBy: []orderKey{{Index: 0}}, Limit: noLimit, Visible: 2},
 			srcs: [][][]driver.Value{
 				{mrow(1, "x", 0), mrow(1, "y", 0), mrow(2, "x", 0)},
 				{mrow(1, "y", 1), mrow(1, "x", 1), mrow(2, "x", 1), mrow(2, "z", 1)},
@@ -455,7 +455,7 @@ func TestMergeDistinct(t *testing.T) {
 		},
 		{
 			name: "unordered",
-			plan: MergePlan{Distinct: true, Limit: NoLimit, Visible: 2},
+			plan: mergePlan{Distinct: true, Limit: noLimit, Visible: 2},
 			srcs: [][][]driver.Value{
 				{mrow(1, "x", 0), mrow(2, "x", 0)},
 				{mrow(2, "x", 1), mrow(1, "x", 1), mrow(3, "x", 1)},
@@ -464,7 +464,7 @@ func TestMergeDistinct(t *testing.T) {
 		},
 		{
 			name: "hidden ORDER BY column",
-			plan: MergePlan{Distinct: true, OrderBy: []OrderKey{{Index: 2}}, Limit: NoLimit, Visible: 2},
+			plan: mergePlan{Distinct: true, OrderBy: []orderKey{{Index: 2}}, Limit: noLimit, Visible: 2},
 			srcs: [][][]driver.Value{
 				{mrow(1, "x", 1), mrow(2, "x", 2)},
 				{mrow(2, "x", 0), mrow(1, "x", 3)},
@@ -473,13 +473,13 @@ func TestMergeDistinct(t *testing.T) {
 		},
 		{
 			name: "numeric equality",
-			plan: MergePlan{Distinct: true, Limit: NoLimit, Visible: 1, ColumnTypes: []string{"DECIMAL", "INT", "INT"}},
+			plan: mergePlan{Distinct: true, Limit: noLimit, Visible: 1, ColumnTypes: []string{"DECIMAL", "INT", "INT"}},
 			srcs: [][][]driver.Value{{mrow("1.50", 0, 0)}, {mrow("1.5", 0, 0), mrow(int64(2), 0, 0), mrow("2.00", 0, 0)}},
 			want: mwant([]any{"1.50"}, []any{2}),
 		},
 		{
 			name: "offset and limit count distinct rows",
-			plan: MergePlan{Distinct: true, OrderBy: []OrderKey{{Index: 0}}, Offset: 1, Limit: 1, Visible: 1},
+			plan: mergePlan{Distinct: true, OrderBy: []orderKey{{Index: 0}}, Offset: 1, Limit: 1, Visible: 1},
 			srcs: [][][]driver.Value{{mrow(1, 0, 0), mrow(2, 0, 0)}, {mrow(1, 0, 0), mrow(2, 0, 0), mrow(3, 0, 0)}},
 			want: mwant([]any{2}),
 		},
@@ -499,18 +499,18 @@ func TestMergeDistinct(t *testing.T) {
 func TestMergeErrors(t *testing.T) {
 	boom := errors.New("boom")
 	t.Run("a failing source is named", func(t *testing.T) {
-		for _, plan := range []MergePlan{
-			{OrderBy: []OrderKey{{Index: 0}}, Limit: NoLimit},
-			{Limit: NoLimit},
-			{GroupBy: []int{0}, OrderBy: []OrderKey{{Index: 0}}, Limit: NoLimit},
-			{GroupBy: []int{0}, Limit: NoLimit},
-			{Aggregates: []Aggregate{{Kind: AggCount, Index: 1}}, Limit: NoLimit},
-			{Distinct: true, Limit: NoLimit},
+		for _, plan := range []mergePlan{
+			{OrderBy: []orderKey{{Index: 0}}, Limit: noLimit},
+			{Limit: noLimit},
+			{GroupBy: []int{0}, OrderBy: []orderKey{{Index: 0}}, Limit: noLimit},
+			{GroupBy: []int{0}, Limit: noLimit},
+			{Aggregates: []aggregate{{Kind: aggCount, Index: 1}}, Limit: noLimit},
+			{Distinct: true, Limit: noLimit},
 		} {
 			s0 := newMergeSrc(mergeCols3, mrow(1, 1, 1), mrow(2, 2, 2))
 			s1 := newMergeSrc(mergeCols3, mrow(1, 1, 1), mrow(2, 2, 2))
 			s1.failAt, s1.failErr = 1, boom
-			m, err := Merge(plan, []Source{s0, s1})
+			m, err := merge(plan, []rowSource{s0, s1})
 			require.NoError(t, err)
 			_, err = mergeDrain(t, m)
 			var se *SourceError
@@ -528,7 +528,7 @@ func TestMergeErrors(t *testing.T) {
 		s0 := newMergeSrc(mergeCols3, mrow(1, 1, 1))
 		s1 := newMergeSrc(mergeCols3, mrow(2, 2, 2))
 		s1.closeErr = boom
-		m, err := Merge(MergePlan{OrderBy: []OrderKey{{Index: 0}}, Limit: 1}, []Source{s0, s1})
+		m, err := merge(mergePlan{OrderBy: []orderKey{{Index: 0}}, Limit: 1}, []rowSource{s0, s1})
 		require.NoError(t, err)
 		_, err = mergeDrain(t, m)
 		var se *SourceError
@@ -539,32 +539,32 @@ func TestMergeErrors(t *testing.T) {
 		assert.Equal(t, io.EOF, m.Next(make([]driver.Value, 3)))
 	})
 	t.Run("invalid plans close the sources", func(t *testing.T) {
-		for name, plan := range map[string]MergePlan{
-			"order index":         {OrderBy: []OrderKey{{Index: 3}}},
+		for name, plan := range map[string]mergePlan{
+			"order index":         {OrderBy: []orderKey{{Index: 3}}},
 			"group index":         {GroupBy: []int{-1}},
 			"visible":             {Visible: 4},
 			"offset":              {Offset: -1},
-			"aggregate kind":      {Aggregates: []Aggregate{{Kind: 9, Index: 0}}},
-			"aggregate index":     {Aggregates: []Aggregate{{Kind: AggSum, Index: 3}}},
-			"two aggregates":      {Aggregates: []Aggregate{{Kind: AggSum, Index: 0}, {Kind: AggMax, Index: 0}}},
-			"AVG columns":         {Aggregates: []Aggregate{{Kind: AggAvg, Index: 0, SumIndex: 1, CountIndex: 1}}},
-			"AVG columns missing": {Aggregates: []Aggregate{{Kind: AggAvg, Index: 0}}},
-			"group is aggregate":  {GroupBy: []int{0}, Aggregates: []Aggregate{{Kind: AggSum, Index: 0}}},
+			"aggregate kind":      {Aggregates: []aggregate{{Kind: 9, Index: 0}}},
+			"aggregate index":     {Aggregates: []aggregate{{Kind: aggSum, Index: 3}}},
+			"two aggregates":      {Aggregates: []aggregate{{Kind: aggSum, Index: 0}, {Kind: aggMax, Index: 0}}},
+			"AVG columns":         {Aggregates: []aggregate{{Kind: aggAvg, Index: 0, SumIndex: 1, CountIndex: 1}}},
+			"AVG columns missing": {Aggregates: []aggregate{{Kind: aggAvg, Index: 0}}},
+			"group is aggregate":  {GroupBy: []int{0}, Aggregates: []aggregate{{Kind: aggSum, Index: 0}}},
 			"column types":        {ColumnTypes: []string{"INT"}},
 		} {
 			s := newMergeSrc(mergeCols3)
-			_, err := Merge(plan, []Source{s})
+			_, err := merge(plan, []rowSource{s})
 			assert.ErrorIs(t, err, ErrMergePlan, name)
 			assert.Equal(t, 1, s.closes, name)
 		}
-		_, err := Merge(MergePlan{}, nil)
+		_, err := merge(mergePlan{}, nil)
 		assert.ErrorIs(t, err, ErrMergePlan)
-		_, err = Merge(MergePlan{}, []Source{nil})
+		_, err = merge(mergePlan{}, []rowSource{nil})
 		assert.ErrorIs(t, err, ErrMergePlan)
 	})
 	t.Run("sources disagree on columns", func(t *testing.T) {
 		s0, s1 := newMergeSrc(mergeCols3), newMergeSrc([]string{"a"})
-		_, err := Merge(MergePlan{Limit: NoLimit}, []Source{s0, s1})
+		_, err := merge(mergePlan{Limit: noLimit}, []rowSource{s0, s1})
 		var se *SourceError
 		require.ErrorAs(t, err, &se)
 		assert.Equal(t, 1, se.Source)
@@ -577,7 +577,7 @@ func TestMergeErrors(t *testing.T) {
 func TestMergeClosesEarly(t *testing.T) {
 	s0 := newMergeSrc(mergeCols3, mrow(1, 0, 0), mrow(3, 0, 0))
 	s1 := newMergeSrc(mergeCols3, mrow(2, 0, 0), mrow(4, 0, 0))
-	m, err := Merge(MergePlan{OrderBy: []OrderKey{{Index: 0}}, Limit: 2}, []Source{s0, s1})
+	m, err := merge(mergePlan{OrderBy: []orderKey{{Index: 0}}, Limit: 2}, []rowSource{s0, s1})
 	require.NoError(t, err)
 	dest := make([]driver.Value, 3)
 	require.NoError(t, m.Next(dest))
@@ -614,7 +614,7 @@ func TestMergeWeights(t *testing.T) {
 		}
 		return newMergeSrc(cols, rows...)
 	}
-	weights := []Weight{{Column: 0, Weight: 1}}
+	weights := []weight{{Column: 0, Weight: 1}}
 	names := func(rows [][]driver.Value) []any {
 		var out []any
 		for _, r := range mplain(rows) {
@@ -624,27 +624,27 @@ func TestMergeWeights(t *testing.T) {
 	}
 
 	t.Run("ORDER BY", func(t *testing.T) {
-		got := mergeAll(t, MergePlan{OrderBy: []OrderKey{{Index: 0}}, Weights: weights, Limit: NoLimit, Visible: 1, ColumnTypes: types},
+		got := mergeAll(t, mergePlan{OrderBy: []orderKey{{Index: 0}}, Weights: weights, Limit: noLimit, Visible: 1, ColumnTypes: types},
 			ci("", "apple", "Cherry"), ci("Banana", "date"))
 		assert.Equal(t, []any{nil, "apple", "Banana", "Cherry", "date"}, names(got))
-		got = mergeAll(t, MergePlan{OrderBy: []OrderKey{{Index: 0, Desc: true}}, Weights: weights, Limit: NoLimit, Visible: 1, ColumnTypes: types},
+		got = mergeAll(t, mergePlan{OrderBy: []orderKey{{Index: 0, Desc: true}}, Weights: weights, Limit: noLimit, Visible: 1, ColumnTypes: types},
 			ci("Cherry", "apple", ""), ci("date", "Banana"))
 		assert.Equal(t, []any{"date", "Cherry", "Banana", "apple", nil}, names(got))
 	})
 	t.Run("without weights: bytewise", func(t *testing.T) {
-		got := mergeAll(t, MergePlan{OrderBy: []OrderKey{{Index: 0}}, Limit: NoLimit, Visible: 1, ColumnTypes: types},
+		got := mergeAll(t, mergePlan{OrderBy: []orderKey{{Index: 0}}, Limit: noLimit, Visible: 1, ColumnTypes: types},
 			ci("apple", "Cherry"), ci("Banana", "date"))
 		assert.Equal(t, []any{"Banana", "apple", "Cherry", "date"}, names(got), "two sorted runs interleaved by bytes")
 	})
 	t.Run("unknown column types: bytewise", func(t *testing.T) {
-		got := mergeAll(t, MergePlan{OrderBy: []OrderKey{{Index: 0}}, Weights: weights, Limit: NoLimit, Visible: 1},
+		got := mergeAll(t, mergePlan{OrderBy: []orderKey{{Index: 0}}, Weights: weights, Limit: noLimit, Visible: 1},
 			ci("apple", "Cherry"), ci("Banana", "date"))
 		assert.Equal(t, []any{"Banana", "apple", "Cherry", "date"}, names(got))
 	})
 	t.Run("GROUP BY streaming and in memory", func(t *testing.T) {
-		agg := []Aggregate{{Kind: AggSum, Index: 2}}
-		for _, order := range [][]OrderKey{{{Index: 0}}, nil} {
-			got := mergeAll(t, MergePlan{OrderBy: order, GroupBy: []int{0}, Aggregates: agg, Weights: weights, Limit: NoLimit, ColumnTypes: types},
+		agg := []aggregate{{Kind: aggSum, Index: 2}}
+		for _, order := range [][]orderKey{{{Index: 0}}, nil} {
+			got := mergeAll(t, mergePlan{OrderBy: order, GroupBy: []int{0}, Aggregates: agg, Weights: weights, Limit: noLimit, ColumnTypes: types},
 				ci("abc", "b"), ci("ABC", "B", "c"))
 			require.Len(t, got, 3, "order %v", order)
 			p := mplain(got)
@@ -655,21 +655,21 @@ func TestMergeWeights(t *testing.T) {
 		}
 	})
 	t.Run("DISTINCT", func(t *testing.T) {
-		for _, order := range [][]OrderKey{{{Index: 0}}, nil} {
-			got := mergeAll(t, MergePlan{OrderBy: order, Distinct: true, Weights: weights, Limit: NoLimit, Visible: 1, ColumnTypes: types},
+		for _, order := range [][]orderKey{{{Index: 0}}, nil} {
+			got := mergeAll(t, mergePlan{OrderBy: order, Distinct: true, Weights: weights, Limit: noLimit, Visible: 1, ColumnTypes: types},
 				ci("abc", "b"), ci("ABC", "B", "c"))
 			assert.Len(t, got, 3, "order %v: %v", order, names(got))
 		}
 	})
 	t.Run("numbers keep their own order", func(t *testing.T) {
 		num := []string{"BIGINT", "VARBINARY", "BIGINT"}
-		got := mergeAll(t, MergePlan{OrderBy: []OrderKey{{Index: 0}}, Weights: weights, Limit: NoLimit, Visible: 1, ColumnTypes: num},
+		got := mergeAll(t, mergePlan{OrderBy: []orderKey{{Index: 0}}, Weights: weights, Limit: noLimit, Visible: 1, ColumnTypes: num},
 			newMergeSrc(cols, mrow(2, nil, 1), mrow(10, nil, 2)), newMergeSrc(cols, mrow(9, nil, 3)))
 		assert.Equal(t, []any{int64(2), int64(9), int64(10)}, names(got))
 	})
 	t.Run("plan checked", func(t *testing.T) {
-		for _, w := range [][]Weight{{{0, 3}}, {{-1, 1}}, {{1, 1}}} {
-			_, err := Merge(MergePlan{Weights: w, Limit: NoLimit}, mergeSources([]*mergeSrc{ci("a")}))
+		for _, w := range [][]weight{{{0, 3}}, {{-1, 1}}, {{1, 1}}} {
+			_, err := merge(mergePlan{Weights: w, Limit: noLimit}, mergeSources([]*mergeSrc{ci("a")}))
 			assert.ErrorIs(t, err, ErrMergePlan, "%v", w)
 		}
 	})

@@ -5,7 +5,7 @@ package shard
 // conditions of the top-level AND that involve an aggregate are taken out
 // of the shards' HAVING (those that do not, on group columns, stay: every
 // part of a group has the same group values) and evaluated by the merge on
-// the merged groups (MergePlan.Having). Their aggregates are selected as
+// the merged groups (mergePlan.Having). Their aggregates are selected as
 // hidden columns when the select list lacks them.
 //
 // The merge evaluates comparisons (=, <>, !=, <, <=, >, >=, <=>) of an
@@ -27,7 +27,7 @@ import (
 // havingNode is a HAVING condition for the merge, with the columns still
 // colRefs (before the derived columns are known) and '?' not yet bound.
 type havingNode struct {
-	op          HavingOp
+	op          havingOp
 	sub         []*havingNode
 	cmp         string
 	left, right havingTerm
@@ -79,7 +79,7 @@ func (w *selectRewriter) having() (*havingNode, error) {
 	case 1:
 		return merged[0], nil
 	}
-	return &havingNode{op: HavingAnd, sub: merged}, nil
+	return &havingNode{op: havingAnd, sub: merged}, nil
 }
 
 func splitAnd(e sqlparser.Expr, out []sqlparser.Expr) []sqlparser.Expr {
@@ -114,12 +114,12 @@ func (w *selectRewriter) needsMerge(e sqlparser.Expr) bool {
 func (w *selectRewriter) havingCond(e sqlparser.Expr) (*havingNode, error) {
 	switch x := e.(type) {
 	case *sqlparser.AndExpr, *sqlparser.OrExpr:
-		op, l, r := HavingAnd, sqlparser.Expr(nil), sqlparser.Expr(nil)
+		op, l, r := havingAnd, sqlparser.Expr(nil), sqlparser.Expr(nil)
 		if a, ok := x.(*sqlparser.AndExpr); ok {
 			l, r = a.Left, a.Right
 		} else {
 			o := x.(*sqlparser.OrExpr)
-			op, l, r = HavingOr, o.Left, o.Right
+			op, l, r = havingOr, o.Left, o.Right
 		}
 		ln, err := w.havingCond(l)
 		if err != nil {
@@ -135,7 +135,7 @@ func (w *selectRewriter) havingCond(e sqlparser.Expr) (*havingNode, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &havingNode{op: HavingNot, sub: []*havingNode{n}}, nil
+		return &havingNode{op: havingNot, sub: []*havingNode{n}}, nil
 	case *sqlparser.ComparisonExpr:
 		var cmp string
 		switch x.Operator {
@@ -164,7 +164,7 @@ func (w *selectRewriter) havingCond(e sqlparser.Expr) (*havingNode, error) {
 		if err != nil {
 			return nil, err
 		}
-		n := &havingNode{op: HavingCompare, cmp: cmp, left: l, right: r}
+		n := &havingNode{op: havingCompare, cmp: cmp, left: l, right: r}
 		if w.mayCompareText(l, r) {
 			n.weighted = true
 			n.wL = w.derive(weightExpr(fn("if", sqlparser.BoolVal(false), sqlparser.CloneExpr(r.expr), sqlparser.CloneExpr(l.expr))))
@@ -172,11 +172,11 @@ func (w *selectRewriter) havingCond(e sqlparser.Expr) (*havingNode, error) {
 		}
 		return n, nil
 	case *sqlparser.IsExpr:
-		op := HavingIsNull
+		op := havingIsNull
 		switch x.Right {
 		case sqlparser.IsNullOp:
 		case sqlparser.IsNotNullOp:
-			op = HavingIsNotNull
+			op = havingIsNotNull
 		default:
 			return nil, unsupported("HAVING %s over several shards", sqlparser.String(e))
 		}
@@ -284,16 +284,16 @@ func (n *havingNode) resolve(w *selectRewriter) {
 }
 
 // bind returns the merge's condition for one call.
-func (n *havingNode) bind(args []driver.NamedValue) Having {
-	h := Having{Op: n.op, Cmp: n.cmp}
-	operand := func(t havingTerm, idx int) HavingOperand {
+func (n *havingNode) bind(args []driver.NamedValue) havingExpr {
+	h := havingExpr{Op: n.op, Cmp: n.cmp}
+	operand := func(t havingTerm, idx int) havingOperand {
 		if !t.isConst {
-			return HavingOperand{Column: idx}
+			return havingOperand{Column: idx}
 		}
 		if t.arg >= 0 {
-			return HavingOperand{Const: true, Value: args[t.arg].Value}
+			return havingOperand{Const: true, Value: args[t.arg].Value}
 		}
-		return HavingOperand{Const: true, Value: t.val}
+		return havingOperand{Const: true, Value: t.val}
 	}
 	h.Left, h.Right = operand(n.left, n.idxL), operand(n.right, n.idxR)
 	if n.weighted {
@@ -301,7 +301,7 @@ func (n *havingNode) bind(args []driver.NamedValue) Having {
 		h.Right.Weighted, h.Right.Weight = true, n.idxWR
 	}
 	if len(n.sub) > 0 {
-		h.Sub = make([]Having, len(n.sub))
+		h.Sub = make([]havingExpr, len(n.sub))
 		for i, s := range n.sub {
 			h.Sub[i] = s.bind(args)
 		}

@@ -6,13 +6,13 @@ package shard
 //     stop early: no GROUP BY, or a GROUP BY that streams); the merge
 //     skips o rows and returns n. Otherwise the shards get no LIMIT.
 //   - ORDER BY and GROUP BY items that are not in the select list are
-//     appended to it as derived columns, hidden by MergePlan.Visible.
+//     appended to it as derived columns, hidden by mergePlan.Visible.
 //   - AVG(x) keeps its column and appends SUM(x) and COUNT(x) for the
 //     merge; COUNT, SUM, MIN and MAX are merged as they are.
 //   - COUNT/SUM/AVG(DISTINCT x) append x (and its WEIGHT_STRING) and add
 //     x to the shards' GROUP BY: each shard returns a row per group and
 //     distinct x, and the merge adds each x once per group
-//     (Aggregate.Distinct). LIMIT is then not pushed down.
+//     (aggregate.Distinct). LIMIT is then not pushed down.
 //   - HAVING conditions on aggregates are evaluated by the merge on the
 //     merged groups (rewrite_having.go); LIMIT is then not pushed down.
 //   - GROUP BY without ORDER BY gets ORDER BY the group columns, so the
@@ -22,7 +22,7 @@ package shard
 //     be a character string gets a derived weight column (WEIGHT_STRING
 //     and how its collation pads, weightExpr): the merge compares
 //     character values through it, in the shards' collation
-//     (MergePlan.Weights, MergePlan.Collated). HAVING comparisons that may
+//     (mergePlan.Weights, mergePlan.Collated). HAVING comparisons that may
 //     compare text get the weights of both operands in the comparison's
 //     collation (rewrite_having.go).
 //
@@ -43,7 +43,7 @@ import (
 
 // selectRewrite is the merge side of a multi-shard SELECT.
 type selectRewrite struct {
-	plan      MergePlan        // Offset and Limit are bound per call
+	plan      mergePlan        // Offset and Limit are bound per call
 	limitNode *sqlparser.Limit // the marker of the shards' LIMIT; nil: no LIMIT on the shards
 	limit     bool             // the query has a LIMIT
 	offset    limitSource      // OFFSET (n 0 when absent)
@@ -66,10 +66,10 @@ func (s limitSource) value(args []driver.NamedValue) (int64, error) {
 }
 
 // bind returns the merge plan and the shards' LIMIT for one call.
-func (sr *selectRewrite) bind(args []driver.NamedValue) (*MergePlan, limitValues, error) {
-	mp := new(MergePlan)
+func (sr *selectRewrite) bind(args []driver.NamedValue) (*mergePlan, limitValues, error) {
+	mp := new(mergePlan)
 	*mp = sr.plan
-	mp.Limit = NoLimit
+	mp.Limit = noLimit
 	if sr.having != nil {
 		h := sr.having.bind(args)
 		mp.Having = &h
@@ -129,7 +129,7 @@ type distinctArg struct {
 type weightRef struct{ col, weight colRef }
 
 type aggRef struct {
-	kind            AggKind
+	kind            aggKind
 	col, sum, count colRef
 	distinct        bool
 	arg             colRef // DISTINCT: the argument's column
@@ -245,29 +245,29 @@ func rewriteMultiSelect(sel *sqlparser.Select) (*selectRewrite, error) {
 		having.resolve(w)
 	}
 	for _, o := range w.order {
-		mp.OrderBy = append(mp.OrderBy, OrderKey{Index: w.index(o.col), Desc: o.desc})
+		mp.OrderBy = append(mp.OrderBy, orderKey{Index: w.index(o.col), Desc: o.desc})
 	}
 	for _, g := range w.grouped {
 		mp.GroupBy = append(mp.GroupBy, w.index(g))
 	}
 	for _, x := range w.weights {
-		mp.Weights = append(mp.Weights, Weight{Column: w.index(x.col), Weight: w.index(x.weight)})
+		mp.Weights = append(mp.Weights, weight{Column: w.index(x.col), Weight: w.index(x.weight)})
 	}
 	isAgg := make(map[int]bool)
 	for _, a := range w.aggs {
-		ag := Aggregate{Kind: a.kind, Index: w.index(a.col), Distinct: a.distinct}
+		ag := aggregate{Kind: a.kind, Index: w.index(a.col), Distinct: a.distinct}
 		if a.distinct {
 			ag.ArgIndex = w.index(a.arg)
 		}
 		mp.Aggregates = append(mp.Aggregates, ag)
-		if a.kind == AggAvg {
+		if a.kind == aggAvg {
 			// The helpers are aggregate columns too: an ORDER BY SUM(x)
 			// may use them.
 			ag.SumIndex, ag.CountIndex = w.index(a.sum), w.index(a.count)
 			mp.Aggregates[len(mp.Aggregates)-1] = ag
 			mp.Aggregates = append(mp.Aggregates,
-				Aggregate{Kind: AggSum, Index: ag.SumIndex, Distinct: ag.Distinct, ArgIndex: ag.ArgIndex},
-				Aggregate{Kind: AggCount, Index: ag.CountIndex, Distinct: ag.Distinct, ArgIndex: ag.ArgIndex})
+				aggregate{Kind: aggSum, Index: ag.SumIndex, Distinct: ag.Distinct, ArgIndex: ag.ArgIndex},
+				aggregate{Kind: aggCount, Index: ag.CountIndex, Distinct: ag.Distinct, ArgIndex: ag.ArgIndex})
 		}
 	}
 	for _, a := range mp.Aggregates {
@@ -326,21 +326,21 @@ func rewriteMultiSelect(sel *sqlparser.Select) (*selectRewrite, error) {
 
 // aggregate records the aggregate at column col, if e is one.
 func (w *selectRewriter) aggregate(e sqlparser.Expr, col colRef) error {
-	var kind AggKind
+	var kind aggKind
 	distinct := false // MIN and MAX ignore DISTINCT
 	switch x := e.(type) {
 	case *sqlparser.CountStar:
-		kind = AggCount
+		kind = aggCount
 	case *sqlparser.Count:
-		kind, distinct = AggCount, x.Distinct
+		kind, distinct = aggCount, x.Distinct
 	case *sqlparser.Sum:
-		kind, distinct = AggSum, x.Distinct
+		kind, distinct = aggSum, x.Distinct
 	case *sqlparser.Min:
-		kind = AggMin
+		kind = aggMin
 	case *sqlparser.Max:
-		kind = AggMax
+		kind = aggMax
 	case *sqlparser.Avg:
-		kind, distinct = AggAvg, x.Distinct
+		kind, distinct = aggAvg, x.Distinct
 	case *sqlparser.AnyValue:
 		return nil // a value of the group: what the merge keeps anyway
 	case sqlparser.AggrFunc:
@@ -373,13 +373,13 @@ func (w *selectRewriter) aggregate(e sqlparser.Expr, col colRef) error {
 		}
 		a.arg = w.distinctColumn(arg)
 	}
-	if kind == AggAvg {
+	if kind == aggAvg {
 		arg := e.(*sqlparser.Avg).Arg
 		a.sum = w.derive(&sqlparser.Sum{Arg: sqlparser.CloneExpr(arg), Distinct: distinct})
 		a.count = w.derive(&sqlparser.Count{Args: []sqlparser.Expr{sqlparser.CloneExpr(arg)}, Distinct: distinct})
 	}
 	w.aggs = append(w.aggs, a)
-	if kind == AggMin || kind == AggMax {
+	if kind == aggMin || kind == aggMax {
 		w.weigh(col) // the merge picks the least or greatest text by weight
 	}
 	return nil

@@ -66,138 +66,138 @@ func TestRewriteMultiShardSelect(t *testing.T) {
 			name: "LIMIT o, n → LIMIT 0, o+n", sql: "SELECT id FROM t_order WHERE user_id = 1 ORDER BY id LIMIT 10, 5",
 			reason: ReasonMultiShard,
 			units:  routeDS1("select id, WEIGHT(id) from %s where user_id = 1 order by id asc limit 0, 15"),
-			merge:  &MergePlan{Collated: true, OrderBy: []OrderKey{{Index: 0}}, Offset: 10, Limit: 5, Visible: 1, Weights: []Weight{{0, 1}}},
+			merge:  &mergePlan{Collated: true, OrderBy: []orderKey{{Index: 0}}, Offset: 10, Limit: 5, Visible: 1, Weights: []weight{{0, 1}}},
 		},
 		{
 			name: "LIMIT ?, ? → LIMIT 0, ?", sql: "SELECT id FROM t_order WHERE user_id = ? ORDER BY id DESC LIMIT ?, ?",
 			args: []any{int64(1), int64(20), int64(10)}, reason: ReasonMultiShard,
 			units: routeDS1("select id, WEIGHT(id) from %s where user_id = ? order by id desc limit 0, ?", int64(1), int64(30)),
-			merge: &MergePlan{Collated: true, OrderBy: []OrderKey{{Index: 0, Desc: true}}, Offset: 20, Limit: 10, Visible: 1, Weights: []Weight{{0, 1}}},
+			merge: &mergePlan{Collated: true, OrderBy: []orderKey{{Index: 0, Desc: true}}, Offset: 20, Limit: 10, Visible: 1, Weights: []weight{{0, 1}}},
 		},
 		{
 			name: "LIMIT n OFFSET o", sql: "SELECT id FROM t_order WHERE user_id = 1 LIMIT 5 OFFSET ?", args: []any{int64(2)},
 			reason: ReasonMultiShard,
 			units:  routeDS1("select id from %s where user_id = 1 limit 0, ?", int64(7)),
-			merge:  &MergePlan{Offset: 2, Limit: 5},
+			merge:  &mergePlan{Offset: 2, Limit: 5},
 		},
 		{
 			name: "LIMIT o, 18446744073709551615", sql: "SELECT id FROM t_order WHERE user_id = 1 ORDER BY id LIMIT 5, 18446744073709551615",
 			reason: ReasonMultiShard,
 			units:  routeDS1("select id, WEIGHT(id) from %s where user_id = 1 order by id asc limit 0, 9223372036854775807"),
-			merge:  &MergePlan{Collated: true, OrderBy: []OrderKey{{Index: 0}}, Offset: 5, Limit: math.MaxInt64, Visible: 1, Weights: []Weight{{0, 1}}},
+			merge:  &mergePlan{Collated: true, OrderBy: []orderKey{{Index: 0}}, Offset: 5, Limit: math.MaxInt64, Visible: 1, Weights: []weight{{0, 1}}},
 		},
 		{
 			name: "LIMIT n", sql: "SELECT id FROM t_order WHERE user_id = 1 LIMIT ?", args: []any{int64(3)},
 			reason: ReasonMultiShard,
 			units:  routeDS1("select id from %s where user_id = 1 limit ?", int64(3)),
-			merge:  &MergePlan{Limit: 3},
+			merge:  &mergePlan{Limit: 3},
 		},
 		{
 			name: "ORDER BY a column not selected: derived", sql: "SELECT id, status FROM t_order WHERE user_id = 1 ORDER BY created DESC, id",
 			reason: ReasonMultiShard,
 			units:  routeDS1("select id, `status`, created, WEIGHT(created), WEIGHT(id) from %s where user_id = 1 order by created desc, id asc"),
-			merge:  &MergePlan{Collated: true, OrderBy: []OrderKey{{Index: 2, Desc: true}, {Index: 0}}, Limit: NoLimit, Visible: 2, Weights: []Weight{{2, 3}, {0, 4}}},
+			merge:  &mergePlan{Collated: true, OrderBy: []orderKey{{Index: 2, Desc: true}, {Index: 0}}, Limit: noLimit, Visible: 2, Weights: []weight{{2, 3}, {0, 4}}},
 		},
 		{
 			name: "ORDER BY alias and position", sql: "SELECT id AS i, amount * 2 AS double FROM t_order WHERE user_id = 1 ORDER BY double DESC, 1",
 			reason: ReasonMultiShard,
 			units:  routeDS1("select id as i, amount * 2 as `double`, WEIGHT(id) from %s where user_id = 1 order by `double` desc, 1 asc"),
-			merge:  &MergePlan{Collated: true, OrderBy: []OrderKey{{Index: 1, Desc: true}, {Index: 0}}, Limit: NoLimit, Visible: 2, Weights: []Weight{{0, 2}}},
+			merge:  &mergePlan{Collated: true, OrderBy: []orderKey{{Index: 1, Desc: true}, {Index: 0}}, Limit: noLimit, Visible: 2, Weights: []weight{{0, 2}}},
 		},
 		{
 			name: "ORDER BY a qualified column matches the unqualified one", sql: "SELECT o.id FROM t_order o WHERE o.user_id = 1 ORDER BY id",
 			reason: ReasonMultiShard,
 			units:  routeDS1("select o.id, WEIGHT(o.id) from %s as o where o.user_id = 1 order by id asc"),
-			merge:  &MergePlan{Collated: true, OrderBy: []OrderKey{{Index: 0}}, Limit: NoLimit, Visible: 1, Weights: []Weight{{0, 1}}},
+			merge:  &mergePlan{Collated: true, OrderBy: []orderKey{{Index: 0}}, Limit: noLimit, Visible: 1, Weights: []weight{{0, 1}}},
 		},
 		{
 			name:   "SELECT * with ORDER BY: derived after *, counted from the end",
 			sql:    "SELECT * FROM t_order WHERE user_id = 1 ORDER BY created LIMIT 5",
 			reason: ReasonMultiShard,
 			units:  routeDS1("select *, created, WEIGHT(created) from %s where user_id = 1 order by created asc limit 5"),
-			merge:  &MergePlan{Collated: true, OrderBy: []OrderKey{{Index: -2}}, Limit: 5, Visible: -2, Weights: []Weight{{-2, -1}}},
+			merge:  &mergePlan{Collated: true, OrderBy: []orderKey{{Index: -2}}, Limit: 5, Visible: -2, Weights: []weight{{-2, -1}}},
 		},
 		{
 			name: "SELECT * without derived columns", sql: "SELECT * FROM t_order WHERE user_id = 1",
 			reason: ReasonMultiShard,
 			units:  routeDS1("select * from %s where user_id = 1"),
-			merge:  &MergePlan{Limit: NoLimit},
+			merge:  &mergePlan{Limit: noLimit},
 		},
 		{
 			name:   "GROUP BY without ORDER BY: ORDER BY the group columns",
 			sql:    "SELECT status, COUNT(*), SUM(amount), MIN(amount), MAX(amount) FROM t_order WHERE user_id = 1 GROUP BY status LIMIT 3",
 			reason: ReasonMultiShard,
 			units:  routeDS1("select `status`, count(*), sum(amount), min(amount), max(amount), WEIGHT(min(amount)), WEIGHT(max(amount)), WEIGHT(`status`) from %s where user_id = 1 group by `status` order by `status` asc limit 3"),
-			merge: &MergePlan{Collated: true,
-				OrderBy: []OrderKey{{Index: 0}}, GroupBy: []int{0},
-				Aggregates: []Aggregate{{Kind: AggCount, Index: 1}, {Kind: AggSum, Index: 2}, {Kind: AggMin, Index: 3}, {Kind: AggMax, Index: 4}},
-				Limit:      3, Visible: 5, Weights: []Weight{{3, 5}, {4, 6}, {0, 7}},
+			merge: &mergePlan{Collated: true,
+				OrderBy: []orderKey{{Index: 0}}, GroupBy: []int{0},
+				Aggregates: []aggregate{{Kind: aggCount, Index: 1}, {Kind: aggSum, Index: 2}, {Kind: aggMin, Index: 3}, {Kind: aggMax, Index: 4}},
+				Limit:      3, Visible: 5, Weights: []weight{{3, 5}, {4, 6}, {0, 7}},
 			},
 		},
 		{
 			name: "GROUP BY a column not selected", sql: "SELECT COUNT(*) FROM t_order WHERE user_id = 1 GROUP BY status",
 			reason: ReasonMultiShard,
 			units:  routeDS1("select count(*), `status`, WEIGHT(`status`) from %s where user_id = 1 group by `status` order by `status` asc"),
-			merge: &MergePlan{Collated: true, OrderBy: []OrderKey{{Index: 1}}, GroupBy: []int{1},
-				Aggregates: []Aggregate{{Kind: AggCount, Index: 0}}, Limit: NoLimit, Visible: 1, Weights: []Weight{{1, 2}}},
+			merge: &mergePlan{Collated: true, OrderBy: []orderKey{{Index: 1}}, GroupBy: []int{1},
+				Aggregates: []aggregate{{Kind: aggCount, Index: 0}}, Limit: noLimit, Visible: 1, Weights: []weight{{1, 2}}},
 		},
 		{
 			name: "AVG: SUM and COUNT derived", sql: "SELECT user_id, AVG(amount) AS a FROM t_order WHERE user_id IN (1, 2) GROUP BY user_id",
 			reason: ReasonMultiShard,
 			units:  routeEvery8("select user_id, avg(amount) as a, sum(amount), count(amount), WEIGHT(user_id) from %s where user_id in (1, 2) group by user_id order by user_id asc"),
-			merge: &MergePlan{Collated: true, OrderBy: []OrderKey{{Index: 0}}, GroupBy: []int{0},
-				Aggregates: []Aggregate{{Kind: AggAvg, Index: 1, SumIndex: 2, CountIndex: 3}, {Kind: AggSum, Index: 2}, {Kind: AggCount, Index: 3}},
-				Limit:      NoLimit, Visible: 2, Weights: []Weight{{0, 4}}},
+			merge: &mergePlan{Collated: true, OrderBy: []orderKey{{Index: 0}}, GroupBy: []int{0},
+				Aggregates: []aggregate{{Kind: aggAvg, Index: 1, SumIndex: 2, CountIndex: 3}, {Kind: aggSum, Index: 2}, {Kind: aggCount, Index: 3}},
+				Limit:      noLimit, Visible: 2, Weights: []weight{{0, 4}}},
 		},
 		{
 			name:   "GROUP BY with ORDER BY an aggregate: grouped in memory, no LIMIT on the shards",
 			sql:    "SELECT status, COUNT(*) AS n FROM t_order WHERE user_id = 1 GROUP BY status ORDER BY n DESC LIMIT 2, 3",
 			reason: ReasonMultiShard,
 			units:  routeDS1("select `status`, count(*) as n, WEIGHT(`status`) from %s where user_id = 1 group by `status` order by n desc"),
-			merge: &MergePlan{Collated: true, OrderBy: []OrderKey{{Index: 1, Desc: true}}, GroupBy: []int{0},
-				Aggregates: []Aggregate{{Kind: AggCount, Index: 1}}, Offset: 2, Limit: 3, Visible: 2, Weights: []Weight{{0, 2}}},
+			merge: &mergePlan{Collated: true, OrderBy: []orderKey{{Index: 1, Desc: true}}, GroupBy: []int{0},
+				Aggregates: []aggregate{{Kind: aggCount, Index: 1}}, Offset: 2, Limit: 3, Visible: 2, Weights: []weight{{0, 2}}},
 		},
 		{
 			name:   "ORDER BY an aggregate not selected: hidden aggregate",
 			sql:    "SELECT status FROM t_order WHERE user_id = 1 GROUP BY status ORDER BY SUM(amount) DESC",
 			reason: ReasonMultiShard,
 			units:  routeDS1("select `status`, WEIGHT(`status`), sum(amount) from %s where user_id = 1 group by `status` order by sum(amount) desc"),
-			merge: &MergePlan{Collated: true, OrderBy: []OrderKey{{Index: 2, Desc: true}}, GroupBy: []int{0},
-				Aggregates: []Aggregate{{Kind: AggSum, Index: 2}}, Limit: NoLimit, Visible: 1, Weights: []Weight{{0, 1}}},
+			merge: &mergePlan{Collated: true, OrderBy: []orderKey{{Index: 2, Desc: true}}, GroupBy: []int{0},
+				Aggregates: []aggregate{{Kind: aggSum, Index: 2}}, Limit: noLimit, Visible: 1, Weights: []weight{{0, 1}}},
 		},
 		{
 			name: "aggregates without GROUP BY", sql: "SELECT COUNT(*), MAX(created) FROM t_order",
 			reason: ReasonAllShards,
 			units:  routeEvery8("select count(*), max(created), WEIGHT(max(created)) from %s"),
-			merge: &MergePlan{Collated: true, Aggregates: []Aggregate{{Kind: AggCount, Index: 0}, {Kind: AggMax, Index: 1}}, Limit: NoLimit,
-				Visible: 2, Weights: []Weight{{1, 2}}},
+			merge: &mergePlan{Collated: true, Aggregates: []aggregate{{Kind: aggCount, Index: 0}, {Kind: aggMax, Index: 1}}, Limit: noLimit,
+				Visible: 2, Weights: []weight{{1, 2}}},
 		},
 		{
 			name: "DISTINCT", sql: "SELECT DISTINCT status FROM t_order WHERE user_id = 1 ORDER BY status LIMIT 4",
 			reason: ReasonMultiShard,
 			units:  routeDS1("select distinct `status`, WEIGHT(`status`) from %s where user_id = 1 order by `status` asc limit 4"),
-			merge:  &MergePlan{Collated: true, OrderBy: []OrderKey{{Index: 0}}, Distinct: true, Limit: 4, Visible: 1, Weights: []Weight{{0, 1}}},
+			merge:  &mergePlan{Collated: true, OrderBy: []orderKey{{Index: 0}}, Distinct: true, Limit: 4, Visible: 1, Weights: []weight{{0, 1}}},
 		},
 		{
 			name:   "DISTINCT with a derived column: no LIMIT on the shards",
 			sql:    "SELECT DISTINCT status FROM t_order WHERE user_id = 1 ORDER BY created LIMIT 4",
 			reason: ReasonMultiShard,
 			units:  routeDS1("select distinct `status`, created, WEIGHT(created), WEIGHT(`status`) from %s where user_id = 1 order by created asc"),
-			merge:  &MergePlan{Collated: true, OrderBy: []OrderKey{{Index: 1}}, Distinct: true, Limit: 4, Visible: 1, Weights: []Weight{{1, 2}, {0, 3}}},
+			merge:  &mergePlan{Collated: true, OrderBy: []orderKey{{Index: 1}}, Distinct: true, Limit: 4, Visible: 1, Weights: []weight{{1, 2}, {0, 3}}},
 		},
 		{
 			name: "ORDER BY NULL is no order", sql: "SELECT user_id, COUNT(*) FROM t_order GROUP BY user_id ORDER BY NULL",
 			reason: ReasonAllShards,
 			units:  routeEvery8("select user_id, count(*), WEIGHT(user_id) from %s group by user_id order by user_id asc"),
-			merge: &MergePlan{Collated: true, OrderBy: []OrderKey{{Index: 0}}, GroupBy: []int{0},
-				Aggregates: []Aggregate{{Kind: AggCount, Index: 1}}, Limit: NoLimit, Visible: 2, Weights: []Weight{{0, 2}}},
+			merge: &mergePlan{Collated: true, OrderBy: []orderKey{{Index: 0}}, GroupBy: []int{0},
+				Aggregates: []aggregate{{Kind: aggCount, Index: 1}}, Limit: noLimit, Visible: 2, Weights: []weight{{0, 2}}},
 		},
 		{
 			name: "placeholders in derived columns are duplicated with their arguments",
 			sql:  "SELECT id FROM t_order WHERE user_id = ? ORDER BY amount > ? DESC", args: []any{int64(1), int64(100)},
 			reason: ReasonMultiShard,
 			units:  routeDS1("select id, amount > ? from %s where user_id = ? order by amount > ? desc", int64(100), int64(1), int64(100)),
-			merge:  &MergePlan{Collated: true, OrderBy: []OrderKey{{Index: 1, Desc: true}}, Limit: NoLimit, Visible: 1},
+			merge:  &mergePlan{Collated: true, OrderBy: []orderKey{{Index: 1, Desc: true}}, Limit: noLimit, Visible: 1},
 		},
 		{
 			name:   "HAVING on one shard is fine",
@@ -210,9 +210,9 @@ func TestRewriteMultiShardSelect(t *testing.T) {
 			sql:    "SELECT user_id, AVG(amount) FROM t_order WHERE user_id = 1 GROUP BY user_id ORDER BY SUM(amount) DESC",
 			reason: ReasonMultiShard,
 			units:  routeDS1("select user_id, avg(amount), sum(amount), count(amount), WEIGHT(user_id) from %s where user_id = 1 group by user_id order by sum(amount) desc"),
-			merge: &MergePlan{Collated: true, OrderBy: []OrderKey{{Index: 2, Desc: true}}, GroupBy: []int{0},
-				Aggregates: []Aggregate{{Kind: AggAvg, Index: 1, SumIndex: 2, CountIndex: 3}, {Kind: AggSum, Index: 2}, {Kind: AggCount, Index: 3}},
-				Limit:      NoLimit, Visible: 2, Weights: []Weight{{0, 4}}},
+			merge: &mergePlan{Collated: true, OrderBy: []orderKey{{Index: 2, Desc: true}}, GroupBy: []int{0},
+				Aggregates: []aggregate{{Kind: aggAvg, Index: 1, SumIndex: 2, CountIndex: 3}, {Kind: aggSum, Index: 2}, {Kind: aggCount, Index: 3}},
+				Limit:      noLimit, Visible: 2, Weights: []weight{{0, 4}}},
 		},
 		{name: "GROUP BY an aggregate's alias", sql: "SELECT COUNT(*) AS n FROM t_order GROUP BY n", err: ErrUnsupported, errHas: []string{"GROUP BY an aggregate"}},
 		{
@@ -220,41 +220,41 @@ func TestRewriteMultiShardSelect(t *testing.T) {
 			sql:  "SELECT status, COUNT(*) FROM t_order WHERE user_id = 1 GROUP BY status HAVING COUNT(*) > ? AND status <> 'x' ORDER BY status LIMIT ?",
 			args: []any{int64(3), int64(7)}, reason: ReasonMultiShard,
 			units: routeDS1("select `status`, count(*), WEIGHT(`status`) from %s where user_id = 1 group by `status` having `status` != 'x' order by `status` asc"),
-			merge: &MergePlan{Collated: true, OrderBy: []OrderKey{{Index: 0}}, GroupBy: []int{0}, Aggregates: []Aggregate{{Kind: AggCount, Index: 1}},
-				Having: &Having{Op: HavingCompare, Cmp: ">", Left: HavingOperand{Column: 1}, Right: HavingOperand{Const: true, Value: int64(3)}},
-				Limit:  7, Visible: 2, Weights: []Weight{{0, 2}}},
+			merge: &mergePlan{Collated: true, OrderBy: []orderKey{{Index: 0}}, GroupBy: []int{0}, Aggregates: []aggregate{{Kind: aggCount, Index: 1}},
+				Having: &havingExpr{Op: havingCompare, Cmp: ">", Left: havingOperand{Column: 1}, Right: havingOperand{Const: true, Value: int64(3)}},
+				Limit:  7, Visible: 2, Weights: []weight{{0, 2}}},
 		},
 		{
 			name:   "HAVING on an alias, aggregates not selected, OR, NOT, IS NULL",
 			sql:    "SELECT status, SUM(amount) AS s FROM t_order WHERE user_id = 1 GROUP BY status HAVING s >= 10.5 OR MAX(amount) IS NULL OR NOT AVG(amount) < -2",
 			reason: ReasonMultiShard,
 			units:  routeDS1("select `status`, sum(amount) as s, WEIGHT(`status`), max(amount), WEIGHT(max(amount)), avg(amount), sum(amount), count(amount) from %s where user_id = 1 group by `status` order by `status` asc"),
-			merge: &MergePlan{Collated: true, OrderBy: []OrderKey{{Index: 0}}, GroupBy: []int{0},
-				Aggregates: []Aggregate{{Kind: AggSum, Index: 1}, {Kind: AggMax, Index: 3}, {Kind: AggAvg, Index: 5, SumIndex: 6, CountIndex: 7},
-					{Kind: AggSum, Index: 6}, {Kind: AggCount, Index: 7}},
-				Having: &Having{Op: HavingOr, Sub: []Having{
-					{Op: HavingOr, Sub: []Having{
-						{Op: HavingCompare, Cmp: ">=", Left: HavingOperand{Column: 1}, Right: HavingOperand{Const: true, Value: []byte("10.5")}},
-						{Op: HavingIsNull, Left: HavingOperand{Column: 3}},
+			merge: &mergePlan{Collated: true, OrderBy: []orderKey{{Index: 0}}, GroupBy: []int{0},
+				Aggregates: []aggregate{{Kind: aggSum, Index: 1}, {Kind: aggMax, Index: 3}, {Kind: aggAvg, Index: 5, SumIndex: 6, CountIndex: 7},
+					{Kind: aggSum, Index: 6}, {Kind: aggCount, Index: 7}},
+				Having: &havingExpr{Op: havingOr, Sub: []havingExpr{
+					{Op: havingOr, Sub: []havingExpr{
+						{Op: havingCompare, Cmp: ">=", Left: havingOperand{Column: 1}, Right: havingOperand{Const: true, Value: []byte("10.5")}},
+						{Op: havingIsNull, Left: havingOperand{Column: 3}},
 					}},
-					{Op: HavingNot, Sub: []Having{{Op: HavingCompare, Cmp: "<", Left: HavingOperand{Column: 5}, Right: HavingOperand{Const: true, Value: int64(-2)}}}},
+					{Op: havingNot, Sub: []havingExpr{{Op: havingCompare, Cmp: "<", Left: havingOperand{Column: 5}, Right: havingOperand{Const: true, Value: int64(-2)}}}},
 				}},
-				Limit: NoLimit, Visible: 2, Weights: []Weight{{0, 2}, {3, 4}}},
+				Limit: noLimit, Visible: 2, Weights: []weight{{0, 2}, {3, 4}}},
 		},
 		{
 			name: "HAVING COUNT(DISTINCT) without GROUP BY", sql: "SELECT COUNT(*) FROM t_order WHERE user_id = 1 HAVING COUNT(DISTINCT status) > 1",
 			reason: ReasonMultiShard,
 			units:  routeDS1("select count(*), count(distinct `status`), `status`, WEIGHT(`status`) from %s where user_id = 1 group by `status`"),
-			merge: &MergePlan{Collated: true, Aggregates: []Aggregate{{Kind: AggCount, Index: 0}, {Kind: AggCount, Index: 1, Distinct: true, ArgIndex: 2}},
-				Having: &Having{Op: HavingCompare, Cmp: ">", Left: HavingOperand{Column: 1}, Right: HavingOperand{Const: true, Value: int64(1)}},
-				Limit:  NoLimit, Visible: 1, Weights: []Weight{{2, 3}}},
+			merge: &mergePlan{Collated: true, Aggregates: []aggregate{{Kind: aggCount, Index: 0}, {Kind: aggCount, Index: 1, Distinct: true, ArgIndex: 2}},
+				Having: &havingExpr{Op: havingCompare, Cmp: ">", Left: havingOperand{Column: 1}, Right: havingOperand{Const: true, Value: int64(1)}},
+				Limit:  noLimit, Visible: 1, Weights: []weight{{2, 3}}},
 		},
 		{
 			name: "HAVING without aggregates stays on the shards", sql: "SELECT status, COUNT(*) FROM t_order WHERE user_id = 1 GROUP BY status HAVING status IN ('a', 'b') LIMIT 2",
 			reason: ReasonMultiShard,
 			units:  routeDS1("select `status`, count(*), WEIGHT(`status`) from %s where user_id = 1 group by `status` having `status` in ('a', 'b') order by `status` asc limit 2"),
-			merge: &MergePlan{Collated: true, OrderBy: []OrderKey{{Index: 0}}, GroupBy: []int{0}, Aggregates: []Aggregate{{Kind: AggCount, Index: 1}},
-				Limit: 2, Visible: 2, Weights: []Weight{{0, 2}}},
+			merge: &mergePlan{Collated: true, OrderBy: []orderKey{{Index: 0}}, GroupBy: []int{0}, Aggregates: []aggregate{{Kind: aggCount, Index: 1}},
+				Limit: 2, Visible: 2, Weights: []weight{{0, 2}}},
 		},
 		{name: "HAVING arithmetic", sql: "SELECT status FROM t_order GROUP BY status HAVING COUNT(*) + 1 > 2", err: ErrUnsupported, errHas: []string{"HAVING operand count(*) + 1"}},
 		{
@@ -265,13 +265,13 @@ func TestRewriteMultiShardSelect(t *testing.T) {
 			units: routeDS1("select `status`, WEIGHT(`status`), max(note), WEIGHT(max(note)), WEIGHT(if(false, 'a', max(note))), WEIGHT(if(false, max(note), 'a')), "+
 				"min(note), WEIGHT(min(note)), WEIGHT(if(false, ?, min(note))), WEIGHT(if(false, min(note), ?)) from %s where user_id = 1 group by `status` order by `status` asc",
 				"b", "b", "b", "b", "b", "b", "b", "b", "b", "b", "b", "b", "b", "b", "b", "b"),
-			merge: &MergePlan{Collated: true, OrderBy: []OrderKey{{Index: 0}}, GroupBy: []int{0},
-				Aggregates: []Aggregate{{Kind: AggMax, Index: 2}, {Kind: AggMin, Index: 6}},
-				Having: &Having{Op: HavingOr, Sub: []Having{
-					{Op: HavingCompare, Cmp: "=", Left: HavingOperand{Column: 2, Weighted: true, Weight: 4}, Right: HavingOperand{Const: true, Value: []byte("a"), Weighted: true, Weight: 5}},
-					{Op: HavingCompare, Cmp: "<", Left: HavingOperand{Column: 6, Weighted: true, Weight: 8}, Right: HavingOperand{Const: true, Value: "b", Weighted: true, Weight: 9}},
+			merge: &mergePlan{Collated: true, OrderBy: []orderKey{{Index: 0}}, GroupBy: []int{0},
+				Aggregates: []aggregate{{Kind: aggMax, Index: 2}, {Kind: aggMin, Index: 6}},
+				Having: &havingExpr{Op: havingOr, Sub: []havingExpr{
+					{Op: havingCompare, Cmp: "=", Left: havingOperand{Column: 2, Weighted: true, Weight: 4}, Right: havingOperand{Const: true, Value: []byte("a"), Weighted: true, Weight: 5}},
+					{Op: havingCompare, Cmp: "<", Left: havingOperand{Column: 6, Weighted: true, Weight: 8}, Right: havingOperand{Const: true, Value: "b", Weighted: true, Weight: 9}},
 				}},
-				Limit: NoLimit, Visible: 1, Weights: []Weight{{0, 1}, {2, 3}, {6, 7}}},
+				Limit: noLimit, Visible: 1, Weights: []weight{{0, 1}, {2, 3}, {6, 7}}},
 		},
 		{name: "HAVING string literal of a function", sql: "SELECT status FROM t_order GROUP BY status HAVING MAX(note) = CONCAT('a', 'b')", err: ErrUnsupported, errHas: []string{"HAVING operand CONCAT"}},
 		{name: "HAVING IN", sql: "SELECT status FROM t_order GROUP BY status HAVING COUNT(*) IN (1, 2)", err: ErrUnsupported, errHas: []string{"HAVING comparison in"}},
@@ -280,8 +280,8 @@ func TestRewriteMultiShardSelect(t *testing.T) {
 			name: "COUNT(DISTINCT): the shards group by the argument", sql: "SELECT COUNT(DISTINCT user_id) FROM t_order WHERE user_id = 1 LIMIT 1",
 			reason: ReasonMultiShard,
 			units:  routeDS1("select count(distinct user_id), user_id, WEIGHT(user_id) from %s where user_id = 1 group by user_id"),
-			merge: &MergePlan{Collated: true, Aggregates: []Aggregate{{Kind: AggCount, Index: 0, Distinct: true, ArgIndex: 1}},
-				Limit: 1, Visible: 1, Weights: []Weight{{1, 2}}},
+			merge: &mergePlan{Collated: true, Aggregates: []aggregate{{Kind: aggCount, Index: 0, Distinct: true, ArgIndex: 1}},
+				Limit: 1, Visible: 1, Weights: []weight{{1, 2}}},
 		},
 		{
 			name:   "COUNT/SUM/AVG(DISTINCT) with GROUP BY, ORDER BY, LIMIT",
@@ -289,26 +289,26 @@ func TestRewriteMultiShardSelect(t *testing.T) {
 			reason: ReasonMultiShard,
 			units: routeDS1("select `status`, count(distinct note), sum(distinct amount), avg(distinct amount), count(*), note, WEIGHT(note), amount, WEIGHT(amount), " +
 				"sum(distinct amount), count(distinct amount), WEIGHT(`status`) from %s where user_id = 1 group by `status`, note, amount order by `status` asc"),
-			merge: &MergePlan{Collated: true,
-				OrderBy: []OrderKey{{Index: 0}}, GroupBy: []int{0},
-				Aggregates: []Aggregate{
-					{Kind: AggCount, Index: 1, Distinct: true, ArgIndex: 5},
-					{Kind: AggSum, Index: 2, Distinct: true, ArgIndex: 7},
-					{Kind: AggAvg, Index: 3, SumIndex: 9, CountIndex: 10, Distinct: true, ArgIndex: 7},
-					{Kind: AggSum, Index: 9, Distinct: true, ArgIndex: 7},
-					{Kind: AggCount, Index: 10, Distinct: true, ArgIndex: 7},
-					{Kind: AggCount, Index: 4},
+			merge: &mergePlan{Collated: true,
+				OrderBy: []orderKey{{Index: 0}}, GroupBy: []int{0},
+				Aggregates: []aggregate{
+					{Kind: aggCount, Index: 1, Distinct: true, ArgIndex: 5},
+					{Kind: aggSum, Index: 2, Distinct: true, ArgIndex: 7},
+					{Kind: aggAvg, Index: 3, SumIndex: 9, CountIndex: 10, Distinct: true, ArgIndex: 7},
+					{Kind: aggSum, Index: 9, Distinct: true, ArgIndex: 7},
+					{Kind: aggCount, Index: 10, Distinct: true, ArgIndex: 7},
+					{Kind: aggCount, Index: 4},
 				},
-				Limit: 2, Visible: 5, Weights: []Weight{{5, 6}, {7, 8}, {0, 11}},
+				Limit: 2, Visible: 5, Weights: []weight{{5, 6}, {7, 8}, {0, 11}},
 			},
 		},
 		{
 			name: "ORDER BY a COUNT(DISTINCT) alias", sql: "SELECT status, COUNT(DISTINCT amount) AS n FROM t_order WHERE user_id = 1 GROUP BY status ORDER BY n DESC LIMIT 1",
 			reason: ReasonMultiShard,
 			units:  routeDS1("select `status`, count(distinct amount) as n, amount, WEIGHT(amount), WEIGHT(`status`) from %s where user_id = 1 group by `status`, amount order by n desc"),
-			merge: &MergePlan{Collated: true, OrderBy: []OrderKey{{Index: 1, Desc: true}}, GroupBy: []int{0},
-				Aggregates: []Aggregate{{Kind: AggCount, Index: 1, Distinct: true, ArgIndex: 2}},
-				Limit:      1, Visible: 2, Weights: []Weight{{2, 3}, {0, 4}}},
+			merge: &mergePlan{Collated: true, OrderBy: []orderKey{{Index: 1, Desc: true}}, GroupBy: []int{0},
+				Aggregates: []aggregate{{Kind: aggCount, Index: 1, Distinct: true, ArgIndex: 2}},
+				Limit:      1, Visible: 2, Weights: []weight{{2, 3}, {0, 4}}},
 		},
 		{name: "COUNT(DISTINCT a, b)", sql: "SELECT COUNT(DISTINCT user_id, status) FROM t_order", err: ErrUnsupported, errHas: []string{"COUNT(DISTINCT …) of 2 expressions"}},
 		{name: "GROUP_CONCAT", sql: "SELECT GROUP_CONCAT(note) FROM t_order", err: ErrUnsupported, errHas: []string{"GROUP_CONCAT"}},
@@ -331,30 +331,30 @@ func TestMergePlanFor(t *testing.T) {
 		rt.Units[0].SQL)
 	// Shard rows: 5 columns of o.*, note, avg, sum, count, status and the
 	// weight strings of status and note = 12.
-	assert.Equal(t, &MergePlan{Collated: true,
-		OrderBy:    []OrderKey{{Index: -7}},
+	assert.Equal(t, &mergePlan{Collated: true,
+		OrderBy:    []orderKey{{Index: -7}},
 		GroupBy:    []int{-3},
-		Aggregates: []Aggregate{{Kind: AggAvg, Index: -6, SumIndex: -5, CountIndex: -4}, {Kind: AggSum, Index: -5}, {Kind: AggCount, Index: -4}},
-		Limit:      NoLimit,
+		Aggregates: []aggregate{{Kind: aggAvg, Index: -6, SumIndex: -5, CountIndex: -4}, {Kind: aggSum, Index: -5}, {Kind: aggCount, Index: -4}},
+		Limit:      noLimit,
 		Visible:    -5,
-		Weights:    []Weight{{-3, -2}, {-7, -1}},
-	}, rt.Merge)
-	assert.Equal(t, &MergePlan{Collated: true,
-		OrderBy:    []OrderKey{{Index: 5}},
+		Weights:    []weight{{-3, -2}, {-7, -1}},
+	}, rt.merge)
+	assert.Equal(t, &mergePlan{Collated: true,
+		OrderBy:    []orderKey{{Index: 5}},
 		GroupBy:    []int{9},
-		Aggregates: []Aggregate{{Kind: AggAvg, Index: 6, SumIndex: 7, CountIndex: 8}, {Kind: AggSum, Index: 7}, {Kind: AggCount, Index: 8}},
-		Limit:      NoLimit,
+		Aggregates: []aggregate{{Kind: aggAvg, Index: 6, SumIndex: 7, CountIndex: 8}, {Kind: aggSum, Index: 7}, {Kind: aggCount, Index: 8}},
+		Limit:      noLimit,
 		Visible:    7,
-		Weights:    []Weight{{9, 10}, {5, 11}},
-	}, rt.MergePlanFor(12))
+		Weights:    []weight{{9, 10}, {5, 11}},
+	}, rt.mergePlanFor(12))
 
-	// Without '*' MergePlanFor is Merge itself; without merge nil.
+	// Without '*' mergePlanFor is the merge plan itself; without one nil.
 	rt, err = r.Route("SELECT id FROM t_order ORDER BY created", nil)
 	require.NoError(t, err)
-	assert.Same(t, rt.Merge, rt.MergePlanFor(2))
+	assert.Same(t, rt.merge, rt.mergePlanFor(2))
 	rt, err = r.Route("SELECT id FROM t_order WHERE user_id = 1 AND order_id = 1", nil)
 	require.NoError(t, err)
-	assert.Nil(t, rt.MergePlanFor(1))
+	assert.Nil(t, rt.mergePlanFor(1))
 
 	// An aggregate between two stars has no known index.
 	_, err = r.Route("SELECT o.*, COUNT(*), i.* FROM t_order o JOIN t_order_item i USING (order_id) GROUP BY o.id", nil)
@@ -362,7 +362,7 @@ func TestMergePlanFor(t *testing.T) {
 }
 
 // TestRewriteMergeEndToEnd runs the merge on fake shard results of a
-// rewritten statement: the plan the router builds is one Merge accepts
+// rewritten statement: the plan the router builds is one merge accepts
 // and answers right with.
 func TestRewriteMergeEndToEnd(t *testing.T) {
 	rules, _ := routeTestRules()
@@ -378,13 +378,13 @@ func TestRewriteMergeEndToEnd(t *testing.T) {
 		{{"b", "10.0000", int64(10), int64(1), padWeight("B")}},
 		{{"c", "4.0000", int64(4), int64(1), padWeight("C")}},
 	}
-	var sources []Source
+	var sources []rowSource
 	for _, rows := range shards {
 		sources = append(sources, newRouteFakeSource(cols, rows))
 	}
-	plan := *rt.MergePlanFor(len(cols))
+	plan := *rt.mergePlanFor(len(cols))
 	plan.ColumnTypes = []string{"VARCHAR", "DECIMAL", "DECIMAL", "BIGINT", "VARBINARY"}
-	m, err := Merge(plan, sources)
+	m, err := merge(plan, sources)
 	require.NoError(t, err)
 	got := routeDrain(t, m)
 	// Offset 1 skips group a; one row: b with AVG 10.

@@ -109,17 +109,17 @@ type Unit struct {
 }
 
 // Route is where and how a statement runs. It is the caller's to keep;
-// Tables, the slices of Merge and the Args of broadcast units (one slice
+// Tables, the slices of its merge plan and the Args of broadcast units (one slice
 // for all of them) are shared and must not be modified.
 type Route struct {
 	Units []Unit
-	// Merge says how to merge the units' results: set for a read with
+	// merge says how to merge the units' results: set for a read with
 	// more than one unit, nil for a single unit (the shard's own result is
 	// the answer). When the select list has a '*' the width of the shard
-	// rows is known only from the results and the indexes of Merge that
+	// rows is known only from the results and the indexes of merge that
 	// follow the '*' are negative (counted from the end, -1 the last
-	// column), which Merge refuses: get the plan from MergePlanFor.
-	Merge *MergePlan
+	// column), which the merge refuses: get the plan from mergePlanFor.
+	merge *mergePlan
 	// Write: the units change data; the caller sums RowsAffected.
 	Write bool
 	// Atomic: the units apply together or not at all. Outside a
@@ -135,11 +135,11 @@ type Route struct {
 	Reason string
 }
 
-// MergePlanFor returns the merge plan for shard rows of ncols columns:
-// Merge itself when its indexes are all known, else a copy with the
+// mergePlanFor returns the merge plan for shard rows of ncols columns:
+// r.merge itself when its indexes are all known, else a copy with the
 // indexes counted from the end resolved. Nil when the route has no merge.
-func (r *Route) MergePlanFor(ncols int) *MergePlan {
-	m := r.Merge
+func (r *Route) mergePlanFor(ncols int) *mergePlan {
+	m := r.merge
 	if m == nil || !mergeNeedsWidth(m) {
 		return m
 	}
@@ -150,24 +150,24 @@ func (r *Route) MergePlanFor(ncols int) *MergePlan {
 		return i
 	}
 	c := *m
-	c.OrderBy = make([]OrderKey, len(m.OrderBy))
+	c.OrderBy = make([]orderKey, len(m.OrderBy))
 	for i, k := range m.OrderBy {
-		c.OrderBy[i] = OrderKey{Index: fix(k.Index), Desc: k.Desc}
+		c.OrderBy[i] = orderKey{Index: fix(k.Index), Desc: k.Desc}
 	}
 	c.GroupBy = make([]int, len(m.GroupBy))
 	for i, g := range m.GroupBy {
 		c.GroupBy[i] = fix(g)
 	}
-	c.Aggregates = make([]Aggregate, len(m.Aggregates))
+	c.Aggregates = make([]aggregate, len(m.Aggregates))
 	for i, a := range m.Aggregates {
-		c.Aggregates[i] = Aggregate{Kind: a.Kind, Index: fix(a.Index), SumIndex: fix(a.SumIndex), CountIndex: fix(a.CountIndex),
+		c.Aggregates[i] = aggregate{Kind: a.Kind, Index: fix(a.Index), SumIndex: fix(a.SumIndex), CountIndex: fix(a.CountIndex),
 			Distinct: a.Distinct, ArgIndex: fix(a.ArgIndex)}
 	}
 	if m.Weights != nil {
-		c.Weights = make([]Weight, len(m.Weights))
+		c.Weights = make([]weight, len(m.Weights))
 	}
 	for i, w := range m.Weights {
-		c.Weights[i] = Weight{Column: fix(w.Column), Weight: fix(w.Weight)}
+		c.Weights[i] = weight{Column: fix(w.Column), Weight: fix(w.Weight)}
 	}
 	if m.Visible < 0 {
 		c.Visible = ncols + m.Visible
@@ -175,7 +175,7 @@ func (r *Route) MergePlanFor(ncols int) *MergePlan {
 	return &c
 }
 
-func mergeNeedsWidth(m *MergePlan) bool {
+func mergeNeedsWidth(m *mergePlan) bool {
 	if m.Visible < 0 {
 		return true
 	}
@@ -195,7 +195,7 @@ func mergeNeedsWidth(m *MergePlan) bool {
 		}
 	}
 	for _, a := range m.Aggregates {
-		if a.Index < 0 || (a.Kind == AggAvg && (a.SumIndex < 0 || a.CountIndex < 0)) || (a.Distinct && a.ArgIndex < 0) {
+		if a.Index < 0 || (a.Kind == aggAvg && (a.SumIndex < 0 || a.CountIndex < 0)) || (a.Distinct && a.ArgIndex < 0) {
 			return true
 		}
 	}

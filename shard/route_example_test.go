@@ -37,14 +37,11 @@ func ExampleRouter() {
 	// text in a collation the merge must follow; the rest:
 	sql := rt.Units[0].SQL
 	fmt.Println(rt.Reason, len(rt.Units), "…", strings.TrimSpace(sql[strings.LastIndex(sql, " from "):]))
-	fmt.Printf("group by %v, aggregates %v, offset %d, limit %d\n",
-		rt.Merge.GroupBy, rt.Merge.Aggregates[0].Kind, rt.Merge.Offset, rt.Merge.Limit)
 
 	_, err := r.Route("UPDATE t_order SET status = 'paid' WHERE status = 'new'", nil)
 	fmt.Println(err)
 	// Output:
 	// single-shard ds_1 select `status` from t_order_0 where user_id = ? and order_id = ?
 	// all-shards 4 … from t_order_0 group by user_id order by user_id asc limit 0, 15
-	// group by [0], aggregates COUNT, offset 10, limit 5
 	// rwshard: shard: no shard key: an UPDATE, DELETE or INSERT … SELECT of a sharded table needs a condition on its sharding column (table t_order, column user_id, order_id) in "UPDATE t_order SET status = '?' WHERE status = '?'"
 }

@@ -174,7 +174,7 @@ func (s *routeFakeSource) Next(dest []driver.Value) error {
 }
 
 // routeDrain reads every row of src.
-func routeDrain(t *testing.T, src Source) [][]driver.Value {
+func routeDrain(t *testing.T, src rowSource) [][]driver.Value {
 	t.Helper()
 	var out [][]driver.Value
 	for {
@@ -195,10 +195,10 @@ func routeDrain(t *testing.T, src Source) [][]driver.Value {
 // tables vitess does not parse.
 func routeUnparsed(sql string) bool { return NewRouter(nil).adminVerb(sql) != "" }
 
-// routeCheckMerge checks that Merge accepts the route's plan for the
+// routeCheckMerge checks that merge accepts the route's plan for the
 // columns the units' SQL selects (each '*' counted as three columns).
 func routeCheckMerge(rt *Route) error {
-	if rt.Merge == nil {
+	if rt.merge == nil {
 		if len(rt.Units) > 1 && !rt.Write {
 			return fmt.Errorf("%d read units without merge plan", len(rt.Units))
 		}
@@ -206,11 +206,11 @@ func routeCheckMerge(rt *Route) error {
 	}
 	if routeUnparsed(rt.Units[0].SQL) {
 		// ANALYZE, CHECK …: the servers' rows one after the other.
-		sources := make([]Source, len(rt.Units))
+		sources := make([]rowSource, len(rt.Units))
 		for i := range sources {
 			sources[i] = newRouteFakeSource([]string{"Table", "Op", "Msg_type", "Msg_text"}, nil)
 		}
-		m, err := Merge(*rt.MergePlanFor(4), sources)
+		m, err := merge(*rt.mergePlanFor(4), sources)
 		if err != nil {
 			return err
 		}
@@ -236,11 +236,11 @@ func routeCheckMerge(rt *Route) error {
 	for i := range cols {
 		cols[i] = "c" + strconv.Itoa(i)
 	}
-	sources := make([]Source, len(rt.Units))
+	sources := make([]rowSource, len(rt.Units))
 	for i := range sources {
 		sources[i] = newRouteFakeSource(cols, nil)
 	}
-	m, err := Merge(*rt.MergePlanFor(ncols), sources)
+	m, err := merge(*rt.mergePlanFor(ncols), sources)
 	if err != nil {
 		return err
 	}

@@ -137,7 +137,7 @@ func TestRouteBinaryShardKey(t *testing.T) {
 		},
 		{
 			name: "BINARY(n) cuts the value: every node", sql: "SELECT * FROM t_account WHERE CAST(user_id AS BINARY(1)) = 1",
-			reason: ReasonAllShards, merge: &MergePlan{Limit: NoLimit},
+			reason: ReasonAllShards, merge: &mergePlan{Limit: noLimit},
 			units: []unitWant{
 				{"ds_0", "select * from t_account where cast(user_id as BINARY(1)) = 1", nil},
 				{"ds_1", "select * from t_account where cast(user_id as BINARY(1)) = 1", nil},
@@ -155,7 +155,7 @@ func TestRouteBinaryShardKey(t *testing.T) {
 }
 
 func TestRouteTableMaintenance(t *testing.T) {
-	concat := &MergePlan{Limit: NoLimit}
+	concat := &mergePlan{Limit: noLimit}
 	runRouteCases(t, []routeCase{
 		{
 			name: "ANALYZE of sharded, broadcast and default tables: per data source", sql: "ANALYZE TABLE t_order, t_dict, t_user",

@@ -96,7 +96,7 @@ func (p *routePlan) route(r *Router, sql string, args []driver.NamedValue) (*Rou
 		rt.Write, rt.Tables, rt.Reason = p.write, p.tables, p.reason
 		if !p.write && len(p.units) > 1 {
 			// The rows of every data source, one after the other.
-			rt.Merge = &MergePlan{Limit: NoLimit}
+			rt.merge = &mergePlan{Limit: noLimit}
 		}
 		return rt, nil
 	}
@@ -212,7 +212,7 @@ func (p *routePlan) routeSharded(r *Router, sql string, args []driver.NamedValue
 		if err != nil {
 			return nil, &RouteError{Table: lead.name, SQL: sql, Err: err}
 		}
-		rt.Merge, u.limit = mp, lim
+		rt.merge, u.limit = mp, lim
 	}
 
 	k := 0

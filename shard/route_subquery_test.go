@@ -34,7 +34,7 @@ func TestRouteSubqueries(t *testing.T) {
 				{"ds_1", "select order_id, WEIGHT(order_id) from t_order_2 where order_id in (select order_id from t_order_item_2 where qty > 1) and user_id = 1 order by order_id asc", nil},
 				{"ds_1", "select order_id, WEIGHT(order_id) from t_order_3 where order_id in (select order_id from t_order_item_3 where qty > 1) and user_id = 1 order by order_id asc", nil},
 			},
-			merge: &MergePlan{Collated: true, OrderBy: []OrderKey{{Index: 0}}, Limit: NoLimit, Visible: 1, Weights: []Weight{{Column: 0, Weight: 1}}},
+			merge: &mergePlan{Collated: true, OrderBy: []orderKey{{Index: 0}}, Limit: noLimit, Visible: 1, Weights: []weight{{Column: 0, Weight: 1}}},
 		},
 		{
 			name: "one table placed by one column: IN on it", reason: ReasonAllShards,
@@ -43,7 +43,7 @@ func TestRouteSubqueries(t *testing.T) {
 				{"ds_0", "select * from t_account where user_id in (select a.user_id from t_account as a where a.`status` = 'x')", nil},
 				{"ds_1", "select * from t_account where user_id in (select a.user_id from t_account as a where a.`status` = 'x')", nil},
 			},
-			merge: &MergePlan{Limit: NoLimit},
+			merge: &mergePlan{Limit: noLimit},
 		},
 		// Linked: correlated on the pairing column.
 		{
@@ -63,7 +63,7 @@ func TestRouteSubqueries(t *testing.T) {
 				{"ds_0", "select o.order_id from t_order_1 as o where o.user_id = 0 and o.order_id in (1, 2) and not exists (select 1 from t_order_item_1 as i where i.order_id = o.order_id and i.order_id = 3)", nil},
 				{"ds_0", "select o.order_id from t_order_2 as o where o.user_id = 0 and o.order_id in (1, 2) and not exists (select 1 from t_order_item_2 as i where i.order_id = o.order_id and i.order_id = 3)", nil},
 			},
-			merge: &MergePlan{Limit: NoLimit},
+			merge: &mergePlan{Limit: noLimit},
 		},
 		// Pinned: a subquery of its own keys on the statement's node.
 		{
@@ -106,8 +106,8 @@ func TestRouteSubqueries(t *testing.T) {
 				{"ds_1", "select d.`status`, count(*), WEIGHT(d.`status`) from (select `status` from t_order_1 where user_id = 1 and order_id in (1, 2)) as d group by d.`status` order by d.`status` asc", nil},
 				{"ds_1", "select d.`status`, count(*), WEIGHT(d.`status`) from (select `status` from t_order_2 where user_id = 1 and order_id in (1, 2)) as d group by d.`status` order by d.`status` asc", nil},
 			},
-			merge: &MergePlan{Collated: true, OrderBy: []OrderKey{{Index: 0}}, GroupBy: []int{0}, Aggregates: []Aggregate{{Kind: AggCount, Index: 1}}, Limit: NoLimit,
-				Visible: 2, Weights: []Weight{{Column: 0, Weight: 2}}},
+			merge: &mergePlan{Collated: true, OrderBy: []orderKey{{Index: 0}}, GroupBy: []int{0}, Aggregates: []aggregate{{Kind: aggCount, Index: 1}}, Limit: noLimit,
+				Visible: 2, Weights: []weight{{Column: 0, Weight: 2}}},
 		},
 		{
 			name: "nested: a derived table over an IN of a binding table", reason: ReasonSingleShard,
@@ -229,7 +229,7 @@ func TestRouteSubqueries(t *testing.T) {
 				{"ds_0", "select o.order_id, d.v from t_order_1 as o left join t_dict as d on d.k = o.`status` where o.user_id = 0 and o.order_id in (1, 2)", nil},
 				{"ds_0", "select o.order_id, d.v from t_order_2 as o left join t_dict as d on d.k = o.`status` where o.user_id = 0 and o.order_id in (1, 2)", nil},
 			},
-			merge: &MergePlan{Limit: NoLimit},
+			merge: &mergePlan{Limit: noLimit},
 		},
 		{
 			name: "INSERT … SELECT of a broadcast table LEFT JOIN a sharded one", err: ErrUnsupported,
@@ -268,7 +268,7 @@ func TestRouteSubqueries(t *testing.T) {
 				{"ds_0", "select * from (select `status` as user_id from t_account) as d where user_id = 1", nil},
 				{"ds_1", "select * from (select `status` as user_id from t_account) as d where user_id = 1", nil},
 			},
-			merge: &MergePlan{Limit: NoLimit},
+			merge: &mergePlan{Limit: noLimit},
 		},
 		{
 			name: "a subquery over a table not bound", err: ErrCrossShardJoin,

@@ -32,7 +32,7 @@ type routeCase struct {
 	write  bool
 	lastID int64
 	tables []string
-	merge  *MergePlan // expected Merge; nil: none
+	merge  *mergePlan // expected merge; nil: none
 	cols   bool       // route with Router.RouteContext and testColumns
 	// errors
 	err    error    // sentinel the error must match
@@ -82,9 +82,9 @@ func runRouteCases(t *testing.T, cases []routeCase) {
 			}
 			assert.Equal(t, c.units, routeUnits(rt), "units")
 			if c.merge == nil {
-				assert.Nil(t, rt.Merge, "merge")
-			} else if assert.NotNil(t, rt.Merge, "merge") {
-				assert.Equal(t, *c.merge, *rt.Merge, "merge")
+				assert.Nil(t, rt.merge, "merge")
+			} else if assert.NotNil(t, rt.merge, "merge") {
+				assert.Equal(t, *c.merge, *rt.merge, "merge")
 			}
 			assert.NoError(t, routeCheckMerge(rt), "merge plan")
 			// Whatever routes parses again.
@@ -277,7 +277,7 @@ func TestRouteShardedSelect(t *testing.T) {
 		},
 		{
 			name: "database key only: the tables of one data source", sql: "SELECT * FROM t_order WHERE user_id = ?",
-			args: []any{int64(2)}, reason: ReasonMultiShard, merge: &MergePlan{Limit: NoLimit},
+			args: []any{int64(2)}, reason: ReasonMultiShard, merge: &mergePlan{Limit: noLimit},
 			units: []unitWant{
 				{"ds_0", "select * from t_order_0 where user_id = ?", []any{int64(2)}},
 				{"ds_0", "select * from t_order_1 where user_id = ?", []any{int64(2)}},
@@ -287,7 +287,7 @@ func TestRouteShardedSelect(t *testing.T) {
 		},
 		{
 			name: "table key only: that table in every data source", sql: "SELECT * FROM t_order WHERE order_id = 6",
-			reason: ReasonMultiShard, merge: &MergePlan{Limit: NoLimit},
+			reason: ReasonMultiShard, merge: &mergePlan{Limit: noLimit},
 			units: []unitWant{
 				{"ds_0", "select * from t_order_2 where order_id = 6", nil},
 				{"ds_1", "select * from t_order_2 where order_id = 6", nil},
@@ -300,7 +300,7 @@ func TestRouteShardedSelect(t *testing.T) {
 		},
 		{
 			name: "IN over two tables", sql: "SELECT * FROM t_order WHERE user_id = 1 AND order_id IN (1, 2)",
-			reason: ReasonMultiShard, merge: &MergePlan{Limit: NoLimit},
+			reason: ReasonMultiShard, merge: &mergePlan{Limit: noLimit},
 			units: []unitWant{
 				{"ds_1", "select * from t_order_1 where user_id = 1 and order_id in (1, 2)", nil},
 				{"ds_1", "select * from t_order_2 where user_id = 1 and order_id in (1, 2)", nil},
@@ -308,7 +308,7 @@ func TestRouteShardedSelect(t *testing.T) {
 		},
 		{
 			name: "BETWEEN uses ShardRange", sql: "SELECT * FROM t_order WHERE user_id = 1 AND order_id BETWEEN ? AND ?",
-			args: []any{int64(6), int64(7)}, reason: ReasonMultiShard, merge: &MergePlan{Limit: NoLimit},
+			args: []any{int64(6), int64(7)}, reason: ReasonMultiShard, merge: &mergePlan{Limit: noLimit},
 			units: []unitWant{
 				{"ds_1", "select * from t_order_2 where user_id = 1 and order_id between ? and ?", []any{int64(6), int64(7)}},
 				{"ds_1", "select * from t_order_3 where user_id = 1 and order_id between ? and ?", []any{int64(6), int64(7)}},
@@ -317,7 +317,7 @@ func TestRouteShardedSelect(t *testing.T) {
 		{
 			name: "range from two comparisons", sql: "SELECT * FROM t_order WHERE user_id = 1 AND order_id > 4 AND order_id <= 5",
 			// Each open range alone is every table; their intersection too.
-			reason: ReasonMultiShard, merge: &MergePlan{Limit: NoLimit},
+			reason: ReasonMultiShard, merge: &mergePlan{Limit: noLimit},
 			units: []unitWant{
 				{"ds_1", "select * from t_order_0 where user_id = 1 and order_id > 4 and order_id <= 5", nil},
 				{"ds_1", "select * from t_order_1 where user_id = 1 and order_id > 4 and order_id <= 5", nil},
@@ -328,7 +328,7 @@ func TestRouteShardedSelect(t *testing.T) {
 		{
 			name:   "OR unions its branches",
 			sql:    "SELECT * FROM t_order WHERE (user_id = 1 AND order_id = 1) OR (user_id = 2 AND order_id = 2)",
-			reason: ReasonMultiShard, merge: &MergePlan{Limit: NoLimit},
+			reason: ReasonMultiShard, merge: &mergePlan{Limit: noLimit},
 			units: []unitWant{
 				{"ds_0", "select * from t_order_2 where user_id = 1 and order_id = 1 or user_id = 2 and order_id = 2", nil},
 				{"ds_1", "select * from t_order_1 where user_id = 1 and order_id = 1 or user_id = 2 and order_id = 2", nil},
@@ -337,12 +337,12 @@ func TestRouteShardedSelect(t *testing.T) {
 		{
 			name:   "OR with a branch without key: every node",
 			sql:    "SELECT id FROM t_order WHERE (user_id = 1 AND order_id = 1) OR status = 'x'",
-			reason: ReasonAllShards, merge: &MergePlan{Limit: NoLimit},
+			reason: ReasonAllShards, merge: &mergePlan{Limit: noLimit},
 			units: routeEvery8("select id from %s where user_id = 1 and order_id = 1 or `status` = 'x'"),
 		},
 		{
 			name: "no key: every node", sql: "SELECT id FROM t_order WHERE status = ?", args: []any{"new"},
-			reason: ReasonAllShards, merge: &MergePlan{Limit: NoLimit},
+			reason: ReasonAllShards, merge: &mergePlan{Limit: noLimit},
 			units: routeEvery8("select id from %s where `status` = ?", "new"),
 		},
 		{
@@ -352,7 +352,7 @@ func TestRouteShardedSelect(t *testing.T) {
 		},
 		{
 			name: "tuple IN", sql: "SELECT * FROM t_order WHERE (user_id, order_id) IN ((1, 1), (2, 2))",
-			reason: ReasonMultiShard, merge: &MergePlan{Limit: NoLimit},
+			reason: ReasonMultiShard, merge: &mergePlan{Limit: noLimit},
 			units: []unitWant{
 				{"ds_0", "select * from t_order_2 where (user_id, order_id) in ((1, 1), (2, 2))", nil},
 				{"ds_1", "select * from t_order_1 where (user_id, order_id) in ((1, 1), (2, 2))", nil},
@@ -365,7 +365,7 @@ func TestRouteShardedSelect(t *testing.T) {
 		},
 		{
 			name: "condition on another table's alias does not route", sql: "SELECT o.id FROM t_order o JOIN t_dict d ON d.id = o.kind WHERE d.user_id = 1",
-			reason: ReasonAllShards, merge: &MergePlan{Limit: NoLimit},
+			reason: ReasonAllShards, merge: &mergePlan{Limit: noLimit},
 			units: routeEvery8("select o.id from %s as o join t_dict as d on d.id = o.kind where d.user_id = 1"),
 		},
 		{
@@ -412,7 +412,7 @@ func TestRouteShardedSelect(t *testing.T) {
 		},
 		{
 			name: "binding join without key: pairs by suffix", sql: "SELECT * FROM t_order o JOIN t_order_item i USING (order_id)",
-			reason: ReasonAllShards, merge: &MergePlan{Limit: NoLimit},
+			reason: ReasonAllShards, merge: &mergePlan{Limit: noLimit},
 			units: func() []unitWant {
 				var out []unitWant
 				for d := 0; d < 2; d++ {
@@ -431,7 +431,7 @@ func TestRouteShardedSelect(t *testing.T) {
 		},
 		{
 			name: "outer join ON does not narrow", sql: "SELECT * FROM t_order o LEFT JOIN t_order_item i ON o.order_id = i.order_id AND i.user_id = 1",
-			reason: ReasonAllShards, merge: &MergePlan{Limit: NoLimit},
+			reason: ReasonAllShards, merge: &mergePlan{Limit: noLimit},
 			units: func() []unitWant {
 				var out []unitWant
 				for d := 0; d < 2; d++ {
@@ -658,7 +658,7 @@ func TestRouteDDL(t *testing.T) {
 		},
 		{
 			name: "OPTIMIZE TABLE (the AST loses the table): read from its tokens", sql: "OPTIMIZE TABLE t_order",
-			reason: ReasonAllShards, merge: &MergePlan{Limit: NoLimit},
+			reason: ReasonAllShards, merge: &mergePlan{Limit: noLimit},
 			units: []unitWant{
 				{"ds_0", "OPTIMIZE TABLE t_order_0, t_order_1, t_order_2, t_order_3", nil},
 				{"ds_1", "OPTIMIZE TABLE t_order_0, t_order_1, t_order_2, t_order_3", nil},
