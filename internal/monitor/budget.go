@@ -33,10 +33,13 @@ const unit = 1_000_000 // one token, in millionths
 func millionths(x float64) int64 { return int64(math.Round(x * unit)) }
 
 // NewBudget returns a budget of ratio (e.g. 0.1: one retry per ten
-// requests) with a floor of minPerSecond retries per second.
+// requests) with a floor of minPerSecond retries per second. It starts
+// full, as gRPC's retry throttling does: a process that has just started
+// has retried nothing, and a node lost in its first second must not fail
+// the reads another node could serve.
 func NewBudget(ratio, minPerSecond float64) *Budget {
 	b := &Budget{Ratio: ratio, MinPerSecond: minPerSecond, Max: 10 + 100*ratio}
-	b.micro.Store(millionths(minPerSecond))
+	b.micro.Store(millionths(b.Max))
 	return b
 }
 

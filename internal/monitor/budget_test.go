@@ -23,19 +23,27 @@ func retries(b *Budget, now time.Time) int {
 	return n
 }
 
+// emptyBudget is NewBudget with its starting allowance spent, for tests
+// that count what deposits and the floor pay for.
+func emptyBudget(ratio, minPerSecond float64) *Budget {
+	b := NewBudget(ratio, minPerSecond)
+	b.micro.Store(0)
+	return b
+}
+
 func TestNewBudget(t *testing.T) {
 	b := NewBudget(0.1, 2)
 	assert.Equal(t, 0.1, b.Ratio)
 	assert.Equal(t, 2.0, b.MinPerSecond)
 	assert.Equal(t, 20.0, b.Max, "Max is 10 + 100×ratio")
-	assert.Equal(t, 2, retries(b, t0), "starts with minPerSecond tokens")
+	assert.Equal(t, 20, retries(b, t0), "starts full: Max tokens before any request")
 	r, refused := b.Counts()
-	assert.Equal(t, uint64(2), r)
+	assert.Equal(t, uint64(20), r)
 	assert.Equal(t, uint64(1), refused)
 }
 
 func TestBudgetNoFloorNoRequestsNoRetry(t *testing.T) {
-	b := NewBudget(0.1, 0)
+	b := emptyBudget(0.1, 0)
 	assert.False(t, b.Retry(t0))
 	assert.False(t, b.Retry(t0.Add(time.Hour)), "no floor: time alone refills nothing")
 	r, refused := b.Counts()
@@ -46,7 +54,7 @@ func TestBudgetNoFloorNoRequestsNoRetry(t *testing.T) {
 // With a ratio that is exact in binary the arithmetic is exact: every
 // request adds 1/4 token.
 func TestBudgetRatioExact(t *testing.T) {
-	b := NewBudget(0.25, 0)
+	b := emptyBudget(0.25, 0)
 	for range 3 {
 		b.Request()
 	}
@@ -69,13 +77,13 @@ func TestBudgetRatioExact(t *testing.T) {
 // `tokens < 1` refuses the retry they paid for (0 after 10 requests, 9
 // after 100).
 func TestBudgetRatioOneInTen(t *testing.T) {
-	b := NewBudget(0.1, 0)
+	b := emptyBudget(0.1, 0)
 	for range 10 {
 		b.Request()
 	}
 	assert.Equal(t, 1, retries(b, t0), "10 requests at ratio 0.1 pay for 1 retry")
 
-	b = NewBudget(0.1, 0)
+	b = emptyBudget(0.1, 0)
 	for range 100 {
 		b.Request()
 	}
@@ -83,13 +91,13 @@ func TestBudgetRatioOneInTen(t *testing.T) {
 }
 
 func TestBudgetMaxCap(t *testing.T) {
-	b := NewBudget(0.1, 0) // Max = 20
+	b := emptyBudget(0.1, 0) // Max = 20
 	for range 1000 {
 		b.Request()
 	}
 	assert.Equal(t, 20, retries(b, t0), "1000 requests × 0.1 = 100 tokens, capped at Max = 20")
 
-	b = NewBudget(0.5, 0) // Max = 60
+	b = emptyBudget(0.5, 0) // Max = 60
 	for range 1000 {
 		b.Request()
 	}
@@ -103,8 +111,8 @@ func TestBudgetMaxCap(t *testing.T) {
 }
 
 func TestBudgetFloorRefills(t *testing.T) {
-	b := NewBudget(0, 2) // only the floor: 2 retries per second
-	assert.Equal(t, 2, retries(b, t0), "initial tokens = minPerSecond")
+	b := emptyBudget(0, 2) // only the floor: 2 retries per second
+	assert.False(t, b.Retry(t0), "spent, and no time has passed")
 
 	assert.False(t, b.Retry(t0.Add(250*time.Millisecond)), "0.5 token after 250ms")
 	assert.True(t, b.Retry(t0.Add(500*time.Millisecond)), "1 token after 500ms")
@@ -114,16 +122,16 @@ func TestBudgetFloorRefills(t *testing.T) {
 	assert.Equal(t, 10, retries(b, t0.Add(time.Hour)))
 
 	r, refused := b.Counts()
-	assert.Equal(t, uint64(2+1+10), r)
+	assert.Equal(t, uint64(1+10), r)
 	assert.Equal(t, uint64(1+1+1+1), refused)
 }
 
 func TestBudgetFloorAndRatioAdd(t *testing.T) {
-	b := NewBudget(0.25, 1) // starts with 1 token
+	b := emptyBudget(0.25, 1)
 	for range 8 {
 		b.Request() // +2
 	}
-	assert.Equal(t, 3, retries(b, t0))
+	assert.Equal(t, 2, retries(b, t0))
 	assert.Equal(t, 2, retries(b, t0.Add(2*time.Second)), "+1 per second")
 }
 
@@ -131,7 +139,7 @@ func TestBudgetConcurrent(t *testing.T) {
 	const workers, each = 8, 500
 
 	// Deposits first, then spends, concurrently: exact outcome.
-	b := NewBudget(0.5, 0) // Max 60
+	b := emptyBudget(0.5, 0) // Max 60
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {
@@ -155,7 +163,7 @@ func TestBudgetConcurrent(t *testing.T) {
 
 	// Interleaved: every call is counted once, and retries never exceed
 	// what the requests paid for (no floor, exact ratio).
-	b = NewBudget(0.25, 0)
+	b = emptyBudget(0.25, 0)
 	for range workers {
 		wg.Go(func() {
 			for j := range each {
@@ -176,14 +184,14 @@ func TestBudgetConcurrent(t *testing.T) {
 // Requests(n) deposits what n calls of Request would, capped alike.
 func TestBudgetRequests(t *testing.T) {
 	for _, n := range []int{0, 1, 7, 40, 1000} {
-		one, many := NewBudget(0.25, 0), NewBudget(0.25, 0)
+		one, many := emptyBudget(0.25, 0), emptyBudget(0.25, 0)
 		for range n {
 			one.Request()
 		}
 		many.Requests(n)
 		assert.Equal(t, retries(one, t0), retries(many, t0), "%d requests", n)
 	}
-	b := NewBudget(0.25, 0)
+	b := emptyBudget(0.25, 0)
 	b.Requests(-3)
 	assert.False(t, b.Retry(t0), "a negative count deposits nothing")
 }

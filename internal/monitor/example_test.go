@@ -54,24 +54,30 @@ func ExampleGTIDSet_Contains() {
 }
 
 func ExampleBudget() {
-	// One retry per four requests, and at least one per second.
+	// One retry per four requests, and at least one per second; a new
+	// budget holds its whole allowance, 10 + 100×0.25 retries.
 	b := monitor.NewBudget(0.25, 1)
 	now := time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)
+	spend := func(at time.Time) int {
+		n := 0
+		for b.Retry(at) {
+			n++
+		}
+		return n
+	}
+	fmt.Println("a new budget:", spend(now))
 	for range 8 {
 		b.Request()
 	}
-	n := 0
-	for b.Retry(now) {
-		n++
-	}
-	fmt.Println("retries now:", n)
+	fmt.Println("after 8 requests:", spend(now))
 	fmt.Println("a second later:", b.Retry(now.Add(time.Second)))
 	retries, refused := b.Counts()
 	fmt.Println(retries, "made,", refused, "refused")
 	// Output:
-	// retries now: 3
+	// a new budget: 35
+	// after 8 requests: 2
 	// a second later: true
-	// 4 made, 1 refused
+	// 38 made, 2 refused
 }
 
 // A Monitor over the nodes of a cluster. The ProbeFunc does the I/O (the
