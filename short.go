@@ -182,10 +182,8 @@ func (ps *stmt) shortFailed(ctx context.Context, si *shortInfo, err error) error
 //
 // The tally. A statement on the short path writes only its own
 // connection's memory: each shared counter is a cache line other cores
-// write too, fetched from them when they did (an atomic handed between
-// two goroutines took 72–255 ns a transfer on the project's two-core AMD
-// machine); the full path writes five or six such counters per
-// statement. flushTally adds the tally (the routes and reads, the node's
+// write too, fetched from them when they did; the full path writes five
+// or six such counters per statement. flushTally adds the tally (the routes and reads, the node's
 // statements, statement cache hits and latency histograms) when the
 // transaction ends, when the connection is let go, and before the
 // statement after every tallyMax (that statement is timed, so that the
@@ -197,12 +195,9 @@ func (ps *stmt) shortFailed(ctx context.Context, si *shortInfo, err error) error
 // flush (a tally holds one node's statements: in a transaction, those of
 // one connection).
 //
-// The clock. Timing a statement takes two clock reads: about a tenth of
-// the instructions rwshard adds to such a statement
-// (scripts/txshape-cachegrind: 1,554 of about 12,800 in a NEW_ORDER-shaped
-// transaction), and in the cold model the clock's and the draw's
-// functions fetched about 71 cache lines per such transaction with one
-// statement in 8 timed, about 34 with one in 16. So about one in
+// The clock. Timing a statement takes two clock reads, a sizeable share
+// of what rwshard adds to a short statement, and their code is fetched
+// again on cold cores (docs/performance.md). So about one in
 // shortTimedEvery is timed, chosen at random, and each
 // statement between is counted in its class's histogram at the duration
 // of the last timed statement of its class on the same node: pending

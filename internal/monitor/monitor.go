@@ -379,8 +379,8 @@ func (m *Monitor) loop(i int) {
 // ticks at epoch + k×interval. Every probe loop (and the heartbeat
 // writer) ticks on one schedule, so that their timers wake an idle
 // process once per interval rather than once per node; each probe's
-// reply still wakes it (measured: about 9 % less idle CPU, not the third
-// one timer in place of three would give if timers were all of it).
+// reply still wakes it, so the saving is smaller than the count of timers
+// suggests.
 func untilTick(epoch, now time.Time, interval time.Duration) time.Duration {
 	return interval - now.Sub(epoch)%interval
 }

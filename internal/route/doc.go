@@ -9,9 +9,9 @@
 // # Classification
 //
 // Classify reads the text with a hand-written scanner for the MySQL and
-// MariaDB dialect, not a parser: it costs about a microsecond for a
-// typical statement and does not allocate, and a Classifier answers a
-// repeated statement from its cache in well under 100 ns. The scanner
+// MariaDB dialect, not a parser: it does not allocate, and a Classifier
+// answers a repeated statement from its cache without scanning it again
+// (the costs are in docs/routing.md). The scanner
 // knows what changes the meaning of a text for routing: strings,
 // quoted identifiers, comments, versioned comments (/*!50100 … */ and
 // MariaDB's /*M!100100 … */, which are code), optimizer hints (/*+ … */,
