@@ -81,6 +81,21 @@ func (b *builder) prove() *RulesCheck {
 	return chk
 }
 
+// proved runs the proof over rules however they were made: Config.Build
+// has proved its own, but rules assembled in code reach the connector
+// without it, and a rule that fails it must not reach the router. It
+// returns the first problem, at the key the YAML would have.
+func (r *Rules) proved() error {
+	for _, name := range sortedNames(r.Tables) {
+		for _, f := range proveTable(r.Tables[name]) {
+			if f.err != nil {
+				return &ConfigError{Key: "tables." + name + "." + f.err.Strategy + "Strategy.algorithm", Err: f.err}
+			}
+		}
+	}
+	return nil
+}
+
 // proofFinding is one outcome of the proof: a problem, or a strategy it could
 // not prove.
 type proofFinding struct {

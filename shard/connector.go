@@ -101,6 +101,9 @@ type state struct {
 // build opens a connector per data source of rules, reusing those of prev
 // whose data source is unchanged.
 func (c *connector) build(rules *Rules, prev *state) (*state, error) {
+	if err := rules.proved(); err != nil {
+		return nil, err
+	}
 	if err := checkPoolNodes(c.base.Pools, rules); err != nil {
 		return nil, err
 	}
