@@ -176,40 +176,52 @@ func TestBeforeTraffic(t *testing.T) {
 
 // TestReadRetry: a read that fails on the replica with a connection-class
 // error is retried on the primary, and the failure, the retry and the
-// fallback are counted where they happened. Two more failures at once find
-// the retry budget spent (one token to start with, a tenth per request, one
-// more per second: the test would see another retry only if most of a
-// second passed between the reads).
+// fallback are counted where they happened, until the retry budget is
+// spent. A new connector's budget is full (20 retries at the default
+// ratio, a little more as requests and the clock add to it), so the
+// refusal comes within a bounded number of failing reads, not at once.
 func TestReadRetry(t *testing.T) {
 	c := newCluster(t)
-	c.replica.ExpectQuery(readSQL).WithArgs(1).WillReturnError(io.ErrUnexpectedEOF)
-	expectRead(c.primary)
-	c.read(t, context.Background())
-	for i := range 2 {
+	retried := 0
+	for range 40 {
 		c.replica.ExpectQuery(readSQL).WithArgs(1).WillReturnError(io.ErrUnexpectedEOF)
+		expectRead(c.primary)
 		var name string
-		if err := c.db.QueryRow(readSQL, 1).Scan(&name); !errors.Is(err, io.ErrUnexpectedEOF) {
-			t.Fatalf("read %d: %v, want the replica's error, not retried", i+2, err)
+		err := c.db.QueryRow(readSQL, 1).Scan(&name)
+		if err == nil {
+			retried++
+			continue
 		}
+		if !errors.Is(err, io.ErrUnexpectedEOF) {
+			t.Fatalf("read %d: %v, want the replica's error once the budget refuses", retried+1, err)
+		}
+		break
 	}
+	if retried < 20 || retried >= 40 {
+		t.Fatalf("%d reads retried before the budget refused, want 20 to 39", retried)
+	}
+	// The refused read left its primary expectation unused: a read sent
+	// to the primary by hint takes it.
+	c.read(t, hint.Primary(context.Background()))
 	c.met(t)
 
 	reg := prometheus.NewPedanticRegistry()
 	reg.MustRegister(metrics.NewCollector(c.conn))
 	fams := scrape(t, reg)
 
-	wantSample(t, fams, "rwshard_node_errors_total", l("node", "replica1"), 3)
-	wantSample(t, fams, "rwshard_node_read_retries_total", l("node", "replica1"), 1)
+	n := float64(retried)
+	wantSample(t, fams, "rwshard_node_errors_total", l("node", "replica1"), n+1)
+	wantSample(t, fams, "rwshard_node_read_retries_total", l("node", "replica1"), n)
 	wantSample(t, fams, "rwshard_node_errors_total", l("node", "primary"), 0)
 	wantSample(t, fams, "rwshard_node_read_retries_total", l("node", "primary"), 0)
-	wantSample(t, fams, "rwshard_retries_total", nil, 1)
-	wantSample(t, fams, "rwshard_retries_refused_total", nil, 2)
-	wantSample(t, fams, "rwshard_queries_total", l("node", "primary"), 1)
-	wantSample(t, fams, "rwshard_primary_reads_total", nil, 1)
-	// With its only replica excluded, the retry is a fallback to the
+	wantSample(t, fams, "rwshard_retries_total", nil, n)
+	wantSample(t, fams, "rwshard_retries_refused_total", nil, 1)
+	wantSample(t, fams, "rwshard_queries_total", l("node", "primary"), n+1)
+	wantSample(t, fams, "rwshard_primary_reads_total", nil, n+1)
+	// With its only replica excluded, each retry is a fallback to the
 	// primary.
-	wantSample(t, fams, "rwshard_fallbacks_total", nil, 1)
-	wantSample(t, fams, "rwshard_routes_total", l("reason", "no-healthy-replica"), 1)
+	wantSample(t, fams, "rwshard_fallbacks_total", nil, n)
+	wantSample(t, fams, "rwshard_routes_total", l("reason", "no-healthy-replica"), n)
 }
 
 // TestLint: the exposition passes client_golang's lint (names, units,
