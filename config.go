@@ -329,30 +329,9 @@ type Config struct {
 	// DriverLog is not the default.
 	DriverLog DriverLogMode
 
-	// RulesFile is a sharding rules file (YAML, rwshard's own or
-	// ShardingSphere-JDBC 5.x). Rules are rules built in code: a
-	// *shard.Rules. Either makes the connector sharded: the data sources
-	// come from the rules, each a primary + replicas group with read/write
-	// splitting inside, and Nodes must be empty. The other settings apply
-	// to every data source. Sharding lives in its own module: the program
-	// must import it (import _ "github.com/rwshard/rwshard/shard"), or
-	// NewConnector fails with an error saying so.
-	RulesFile string
-	Rules     any
-	// XA makes a transaction over several data sources a MariaDB/MySQL XA
-	// transaction: every shard prepares before any commits, so a failure
-	// before the commit phase rolls all of them back. Without it each
-	// shard commits in turn (see the shard package's CommitError).
-	XA bool
-	// XARecoverInterval: how often a sharded connector with XA resolves
-	// the XA branches a crash left prepared on its data sources' primaries
-	// (committed where the transaction's decision row exists, rolled back
-	// where it does not), starting in the background when it opens; it is
-	// also the age a branch must reach before recovery touches it. 0: off.
-	XARecoverInterval time.Duration
-	// ShardConcurrency bounds how many shards of one multi-shard read run
-	// at once (default 8).
-	ShardConcurrency int
+	// Sharding makes the connector sharded when it names rules; see
+	// ShardingConfig.
+	Sharding ShardingConfig
 
 	// DataSource names the replication cluster this connector serves in
 	// the read-your-writes state of sessions (Session): a session keeps
@@ -408,8 +387,7 @@ func NewConfig() *Config {
 		ProbeTimeout:        defaultProbeTimeout,
 		FailAfter:           defaultFailAfter,
 		RetryBudget:         defaultRetryBudget,
-		ShardConcurrency:    defaultShardConcurrency,
-		XARecoverInterval:   defaultXARecoverInterval,
+		Sharding:            ShardingConfig{Concurrency: defaultShardConcurrency, XARecoverInterval: defaultXARecoverInterval},
 		defaulted:           true,
 	}
 }
@@ -447,6 +425,35 @@ func (c *Config) fillDefaults() {
 		}
 	}
 	c.defaulted = true
+}
+
+// ShardingConfig is the sharding part of a Config. RulesFile or Rules
+// makes the connector sharded: the data sources come from the rules, each
+// a primary + replicas group with read/write splitting inside, and
+// Config.Nodes must be empty; the rest of the Config applies to every
+// data source. Sharding lives in its own module: the program must import
+// it (import _ "github.com/rwshard/rwshard/shard"), or NewConnector fails
+// with an error saying so.
+type ShardingConfig struct {
+	// RulesFile is a sharding rules file (YAML, rwshard's own or
+	// ShardingSphere-JDBC 5.x).
+	RulesFile string
+	// Rules are rules built in code: a *shard.Rules.
+	Rules any
+	// XA makes a transaction over several data sources a MariaDB/MySQL XA
+	// transaction: every shard prepares before any commits, so a failure
+	// before the commit phase rolls all of them back. Without it each
+	// shard commits in turn (see the shard package's CommitError).
+	XA bool
+	// XARecoverInterval: how often a sharded connector with XA resolves
+	// the XA branches a crash left prepared on its data sources' primaries
+	// (committed where the transaction's decision row exists, rolled back
+	// where it does not), starting in the background when it opens; it is
+	// also the age a branch must reach before recovery touches it. 0: off.
+	XARecoverInterval time.Duration
+	// Concurrency bounds how many shards of one multi-shard read run at
+	// once (default 8).
+	Concurrency int
 }
 
 // Clone returns a deep copy of c. The Policy and the handles given to
@@ -603,7 +610,7 @@ func (c *Config) normalizeSettings() error {
 	c.ProbeInterval = pick(c.ProbeInterval, defaultProbeInterval)
 	c.ProbeTimeout = pick(c.ProbeTimeout, defaultProbeTimeout)
 	c.FailAfter = pick(c.FailAfter, defaultFailAfter)
-	c.ShardConcurrency = pick(c.ShardConcurrency, defaultShardConcurrency)
+	c.Sharding.Concurrency = pick(c.Sharding.Concurrency, defaultShardConcurrency)
 	if c.HeartbeatWrite && c.HeartbeatTable == "" {
 		return configErr("rwshard.heartbeatWrite", "true", "needs rwshard.heartbeatTable")
 	}
@@ -731,7 +738,7 @@ func nodeNames(nodes []Node) string {
 }
 
 // sharded reports a sharding configuration.
-func (c *Config) sharded() bool { return c.RulesFile != "" || c.Rules != nil }
+func (c *Config) sharded() bool { return c.Sharding.RulesFile != "" || c.Sharding.Rules != nil }
 
 // readCandidates returns the names the balancing policy is bound to: every
 // node, in order. The node that is primary at the time of a pick is not

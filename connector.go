@@ -102,9 +102,9 @@ var errNoShardModule = errors.New(`sharding needs the sharding module: import _ 
 
 // newShardedConnector opens the sharding module's connector for cfg.
 func newShardedConnector(cfg *Config) (*Connector, error) {
-	key, val := "rwshard.rulesFile", cfg.RulesFile
-	if cfg.Rules != nil {
-		key, val = "Config.Rules", ""
+	key, val := "rwshard.rulesFile", cfg.Sharding.RulesFile
+	if cfg.Sharding.Rules != nil {
+		key, val = "Config.Sharding.Rules", ""
 	}
 	open := shardhook.Lookup()
 	if open == nil {
@@ -363,7 +363,7 @@ func (c *Connector) Reload(ctx context.Context, rules any) error {
 	return c.sh.Reload(ctx, rules)
 }
 
-// ReloadFile reads a rules file (see Config.RulesFile) and reloads it.
+// ReloadFile reads a rules file (see Config.Sharding.RulesFile) and reloads it.
 func (c *Connector) ReloadFile(ctx context.Context, path string) error {
 	if err := c.reloadable(); err != nil {
 		return err

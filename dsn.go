@@ -100,7 +100,7 @@ func ParseDSN(dsn string) (*Config, error) {
 			return nil, err
 		}
 	}
-	if hostErr != nil && !(hostList == "" && c.RulesFile != "") {
+	if hostErr != nil && !(hostList == "" && c.Sharding.RulesFile != "") {
 		return nil, hostErr
 	}
 	if err := c.normalize(); err != nil {
@@ -292,16 +292,16 @@ var params = []param{
 	{name: "resetSession", field: func(c *Config) any { return &c.ResetSession }},
 	{name: "retryBudget", field: func(c *Config) any { return &c.RetryBudget }},
 	{name: "routeLog", field: func(c *Config) any { return &c.RouteLog }},
-	{name: "rulesFile", field: func(c *Config) any { return &c.RulesFile }, help: "the path of a sharding rules file"},
+	{name: "rulesFile", field: func(c *Config) any { return &c.Sharding.RulesFile }, help: "the path of a sharding rules file"},
 	{name: "sessionWindow", field: func(c *Config) any { return &c.SessionWindow }},
-	{name: "shardConcurrency", field: func(c *Config) any { return &c.ShardConcurrency }},
+	{name: "shardConcurrency", field: func(c *Config) any { return &c.Sharding.Concurrency }},
 	{name: "stmtCacheSize", field: func(c *Config) any { return &c.StmtCacheSize }},
 	{name: "txReplay", field: func(c *Config) any { return &c.TxReplay }},
 	{name: "txIdleTimeout", field: func(c *Config) any { return &c.TxIdleTimeout }},
 	{name: "txWarnAge", field: func(c *Config) any { return &c.TxWarnAge }},
 	{name: "writePause", field: func(c *Config) any { return &c.WritePause }},
-	{name: "xa", field: func(c *Config) any { return &c.XA }},
-	{name: "xaRecoverInterval", field: func(c *Config) any { return &c.XARecoverInterval }},
+	{name: "xa", field: func(c *Config) any { return &c.Sharding.XA }},
+	{name: "xaRecoverInterval", field: func(c *Config) any { return &c.Sharding.XARecoverInterval }},
 }
 
 var paramByName = func() map[string]*param {

@@ -56,7 +56,7 @@ func TestShardingNeedsModule(t *testing.T) {
 	_, err := sql.Open(rwshard.DriverName, "/app?rwshard.rulesFile=%2Fetc%2Frules.yaml")
 	assert.ErrorContains(t, err, `import _ "github.com/rwshard/rwshard/shard"`)
 	cfg := rwshard.NewConfig()
-	cfg.RulesFile = "/etc/rules.yaml"
+	cfg.Sharding.RulesFile = "/etc/rules.yaml"
 	_, err = rwshard.NewConnector(cfg)
 	var ce *rwshard.ConfigError
 	require.ErrorAs(t, err, &ce)

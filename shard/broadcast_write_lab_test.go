@@ -28,9 +28,9 @@ func openBroadcastWrites(t *testing.T, l *lab.Lab, xa bool, tracer rwshard.Trace
 	require.NoError(t, err)
 	rules.Tables["t_order"].AllowBroadcastWrites = true
 	cfg := rwshard.NewConfig()
-	cfg.Rules = rules
+	cfg.Sharding.Rules = rules
 	cfg.ProbeInterval = 250 * time.Millisecond
-	cfg.XA = xa
+	cfg.Sharding.XA = xa
 	cfg.Tracer = tracer
 	c, err := rwshard.NewConnector(cfg)
 	require.NoError(t, err)

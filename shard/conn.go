@@ -62,7 +62,7 @@ type conn struct {
 	txBegin       string // the text BEGIN / START TRANSACTION statement
 	txOrder       []string
 	txState       *state
-	xid           string // XA global transaction id, when Config.XA
+	xid           string // XA global transaction id, when Config.Sharding.XA
 }
 
 type txMode uint8
@@ -322,13 +322,13 @@ func (e *UnitError) Error() string {
 func (e *UnitError) Unwrap() error { return e.Err }
 
 // unitsParallel runs the units of a read at once, each on a logical
-// connection of its own, at most Config.ShardConcurrency at a time. The
+// connection of its own, at most Config.Sharding.Concurrency at a time. The
 // first failure cancels the others and fails the read.
 func (sc *conn) unitsParallel(ctx context.Context, st *state, units []Unit, cls *route.Class, prepared bool) ([]rowSource, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	sources := make([]rowSource, len(units))
 	errs := make([]error, len(units))
-	sem := make(chan struct{}, sc.c.base.ShardConcurrency)
+	sem := make(chan struct{}, sc.c.base.Sharding.Concurrency)
 	var wg sync.WaitGroup
 	for i, u := range units {
 		wg.Go(func() {
@@ -652,7 +652,7 @@ func (sc *conn) beginText(ctx context.Context, q string) error {
 	}
 	sc.tx, sc.txBegin = txText, q
 	sc.holdState(ctx)
-	if sc.c.base.XA {
+	if sc.c.base.Sharding.XA {
 		sc.xid = newXID()
 	}
 	return nil

@@ -40,7 +40,7 @@ func open(cfg any) (shardhook.Connector, error) {
 		return nil, err
 	}
 	c := &connector{base: base.Clone(), classifier: route.NewClassifier(base.ClassifierCacheSize), stop: make(chan struct{})}
-	c.base.RulesFile, c.base.Rules = "", nil
+	c.base.Sharding.RulesFile, c.base.Sharding.Rules = "", nil
 	st, err := c.build(rules, nil)
 	if err != nil {
 		return nil, err
@@ -50,16 +50,16 @@ func open(cfg any) (shardhook.Connector, error) {
 	return c, nil
 }
 
-// loadRules reads cfg.RulesFile, or returns cfg.Rules.
+// loadRules reads cfg.Sharding.RulesFile, or returns cfg.Sharding.Rules.
 func loadRules(cfg *rwshard.Config) (*Rules, error) {
-	if cfg.Rules != nil {
-		rules, ok := cfg.Rules.(*Rules)
+	if cfg.Sharding.Rules != nil {
+		rules, ok := cfg.Sharding.Rules.(*Rules)
 		if !ok {
-			return nil, &rwshard.ConfigError{Key: "Config.Rules", Err: fmt.Errorf("want *shard.Rules, got %T", cfg.Rules)}
+			return nil, &rwshard.ConfigError{Key: "Config.Sharding.Rules", Err: fmt.Errorf("want *shard.Rules, got %T", cfg.Sharding.Rules)}
 		}
 		return rules, nil
 	}
-	sc, err := LoadRules(cfg.RulesFile)
+	sc, err := LoadRules(cfg.Sharding.RulesFile)
 	if err != nil {
 		return nil, err
 	}
@@ -153,7 +153,7 @@ func dataSourceConfig(base *rwshard.Config, ds *DataSource) (*rwshard.Config, er
 		return nil, &rwshard.ConfigError{Key: "dataSources." + ds.Name + ".primary", Err: err}
 	}
 	cfg := base.Clone()
-	cfg.RulesFile, cfg.Rules = "", nil
+	cfg.Sharding.RulesFile, cfg.Sharding.Rules = "", nil
 	cfg.DataSource = ds.Name // its own part of every session (rwshard.Session)
 	cfg.Backend = pc.Clone()
 	cfg.Backend.Net, cfg.Backend.Addr = "", ""
@@ -247,7 +247,7 @@ func checkPoolNodes(pools map[string][]string, rules *Rules) error {
 // each data source's connector (as the sharded connector builds it), by
 // name: for tools such as `rwshard check` that look at every node.
 func DataSourceConfigs(cfg *rwshard.Config) (map[string]*rwshard.Config, error) {
-	if cfg.RulesFile == "" && cfg.Rules == nil {
+	if cfg.Sharding.RulesFile == "" && cfg.Sharding.Rules == nil {
 		return nil, &rwshard.ConfigError{Key: "rwshard.rulesFile", Err: errors.New("not a sharded configuration")}
 	}
 	base := cfg.Clone()
@@ -255,7 +255,7 @@ func DataSourceConfigs(cfg *rwshard.Config) (map[string]*rwshard.Config, error) 
 	if err != nil {
 		return nil, err
 	}
-	base.RulesFile, base.Rules = "", nil
+	base.Sharding.RulesFile, base.Sharding.Rules = "", nil
 	out := make(map[string]*rwshard.Config, len(rules.DataSources))
 	for name, ds := range rules.DataSources {
 		if out[name], err = dataSourceConfig(base, ds); err != nil {
@@ -344,7 +344,7 @@ func (c *connector) Reload(ctx context.Context, rules any) error {
 	return nil
 }
 
-// ReloadFile reads a rules file (see rwshard.Config.RulesFile) and
+// ReloadFile reads a rules file (see rwshard.Config.Sharding.RulesFile) and
 // reloads it.
 func (c *connector) ReloadFile(ctx context.Context, path string) error {
 	sc, err := LoadRules(path)

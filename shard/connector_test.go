@@ -26,7 +26,7 @@ algorithms:
 	rules, err := sc.Build(nil)
 	require.NoError(t, err)
 	cfg := rwshard.NewConfig()
-	cfg.Rules = rules
+	cfg.Sharding.Rules = rules
 	c, err := rwshard.NewConnector(cfg)
 	require.NoError(t, err)
 	require.Len(t, c.Stats().Nodes, 2)
@@ -49,7 +49,7 @@ func TestRulesBuiltInCodeAreProved(t *testing.T) {
 			TableStrategy: &shard.Strategy{Column: "order_id", Algorithm: mod, AlgorithmName: "t_mod"}}},
 	}
 	cfg := rwshard.NewConfig()
-	cfg.Rules = bad
+	cfg.Sharding.Rules = bad
 	_, err = rwshard.NewConnector(cfg)
 	require.ErrorIs(t, err, shard.ErrNoTarget)
 	require.ErrorContains(t, err, "t_order")
@@ -57,7 +57,7 @@ func TestRulesBuiltInCodeAreProved(t *testing.T) {
 
 	good := *bad
 	good.Tables = map[string]*shard.TableRule{"t_order": {Logical: "t_order", DataNodes: bad.Tables["t_order"].DataNodes}}
-	cfg.Rules = &good
+	cfg.Sharding.Rules = &good
 	c, err := rwshard.NewConnector(cfg)
 	require.NoError(t, err)
 	defer c.Close()

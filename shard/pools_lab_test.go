@@ -46,7 +46,7 @@ func TestLabShardedPools(t *testing.T) {
 	l := labtest.Fresh(t, lab.Options{Shards: 2, Replicas: 2})
 	ctx := labtest.Ctx(t, 3*time.Minute)
 	cfg := rwshard.NewConfig()
-	cfg.Rules = labPoolRules(t, l)
+	cfg.Sharding.Rules = labPoolRules(t, l)
 	cfg.ProbeInterval = 250 * time.Millisecond
 	cfg.Pools = map[string][]string{"reporting": {"replica2"}}
 	cfg.PoolRules = []rwshard.PoolRule{{Pool: "reporting", Tables: []string{"report_*"}}}

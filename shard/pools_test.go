@@ -38,7 +38,7 @@ algorithms:
 
 func poolConnector(t *testing.T, rules *shard.Rules, pools map[string][]string) (*rwshard.Connector, error) {
 	cfg := rwshard.NewConfig()
-	cfg.Rules = rules
+	cfg.Sharding.Rules = rules
 	cfg.Health = false
 	cfg.Pools = pools
 	cfg.PoolRules = []rwshard.PoolRule{{Pool: "reporting", Tables: []string{"report_*"}}}

@@ -29,7 +29,7 @@ func (sc *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, 
 	sc.tx, sc.txOpts, sc.txOrder = txAPI, opts, nil
 	sc.holdState(ctx)
 	sc.txCtx = ctx
-	if sc.c.base.XA {
+	if sc.c.base.Sharding.XA {
 		sc.xid = newXID()
 	}
 	return (*tx)(sc), nil

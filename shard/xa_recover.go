@@ -67,10 +67,10 @@ func newXARecovery(c *connector, bound time.Duration) *xaRecovery {
 // startXARecovery starts the recovery loop of a connector with XA on and
 // a recovery interval, owned by the connector: Close stops and joins it.
 func (c *connector) startXARecovery() {
-	if !c.base.XA || c.base.XARecoverInterval <= 0 {
+	if !c.base.Sharding.XA || c.base.Sharding.XARecoverInterval <= 0 {
 		return
 	}
-	r := newXARecovery(c, c.base.XARecoverInterval)
+	r := newXARecovery(c, c.base.Sharding.XARecoverInterval)
 	c.retired.Go(func() { r.loop(c.stop) })
 }
 

@@ -95,14 +95,14 @@ manager's; each is a problem. The exit status is the same.`,
 				groups := map[string]*rwshard.Config{"": cfg}
 				var placed map[string][]*placedTable
 				var rc *rulesCheck
-				if cfg.RulesFile != "" {
+				if cfg.Sharding.RulesFile != "" {
 					// Sharded: prove the rules, then check every data
 					// source's group and the data nodes the rules place
 					// on it (when the rules name them).
 					rc = proveRules(cfg)
 					groups = map[string]*rwshard.Config{}
 					if rc.rules != nil {
-						cfg.Rules = rc.rules
+						cfg.Sharding.Rules = rc.rules
 						groups, err = shard.DataSourceConfigs(cfg)
 						if err != nil {
 							e.errorf("check: %s", errText(nil, err))

@@ -29,12 +29,12 @@ type rulesCheck struct {
 // proveRules loads and checks the rules of a sharded cfg. It returns the
 // rules to check the servers with, nil when the file does not build.
 func proveRules(cfg *rwshard.Config) *rulesCheck {
-	rc := &rulesCheck{file: cfg.RulesFile}
-	if r, ok := cfg.Rules.(*shard.Rules); ok && r != nil {
+	rc := &rulesCheck{file: cfg.Sharding.RulesFile}
+	if r, ok := cfg.Sharding.Rules.(*shard.Rules); ok && r != nil {
 		rc.rules = r // built in code: nothing to prove from here
 		return rc
 	}
-	sc, err := shard.LoadRules(cfg.RulesFile)
+	sc, err := shard.LoadRules(cfg.Sharding.RulesFile)
 	if err != nil {
 		rc.problems = []error{err}
 		return rc

@@ -24,7 +24,7 @@ const passwordEnv = "RWSHARD_PASSWORD"
 // A named defaultsFile must exist (and is read even when CONFIG has both).
 // A sharding rules file's data sources are left alone.
 func fillCredentials(cfg *rwshard.Config, defaultsFile string) error {
-	if cfg.RulesFile != "" || cfg.Backend == nil {
+	if cfg.Sharding.RulesFile != "" || cfg.Backend == nil {
 		return nil
 	}
 	b := cfg.Backend
