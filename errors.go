@@ -3,6 +3,7 @@ package rwshard
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/rwshard/rwshard/internal/redact"
@@ -101,19 +102,59 @@ func hintErr(q string, err error) error {
 // redacted.
 func quote(sql string) string { return redact.Quote(sql) }
 
-// ConfigError reports a configuration value rwshard cannot accept. It
-// names the key and the value; passwords are never included.
+// ConfigError reports a configuration rwshard cannot accept, from a DSN,
+// a Config or a sharding rules file. Key is the key at fault as the
+// configuration wrote it ("rwshard.weights", "weights[replica3]",
+// "tables.t_order.tableStrategy.algorithm"); File and Line say where, when
+// it came from a file. Passwords are never included.
 type ConfigError struct {
-	Key   string // e.g. "rwshard.weights", "hosts", "weights[replica3]"
+	File  string
+	Line  int
+	Key   string
 	Value string
 	Err   error
 }
 
 func (e *ConfigError) Error() string {
-	if e.Value == "" {
-		return fmt.Sprintf("rwshard: config %s: %v", e.Key, e.Err)
+	var b strings.Builder
+	b.WriteString("rwshard: config")
+	loc := e.File
+	if e.Line > 0 {
+		if loc != "" {
+			loc += ":"
+		} else {
+			loc = "line "
+		}
+		loc += strconv.Itoa(e.Line)
 	}
-	return fmt.Sprintf("rwshard: config %s=%q: %v", e.Key, e.Value, e.Err)
+	if loc != "" {
+		b.WriteString(" " + loc)
+	}
+	if e.Key != "" {
+		if loc != "" {
+			b.WriteString(":")
+		}
+		b.WriteString(" " + e.Key)
+		if e.Value != "" {
+			b.WriteString("=" + strconv.Quote(e.Value))
+		}
+	}
+	b.WriteString(": ")
+	if e.Err != nil {
+		b.WriteString(unprefixed(e.Err.Error()))
+	}
+	return b.String()
+}
+
+// unprefixed is an error message without the "rwshard: " (or "rwshard:
+// shard: ") it may begin with, so that a wrapped message says it once.
+func unprefixed(s string) string {
+	for _, p := range []string{"rwshard: shard: ", "rwshard: "} {
+		if strings.HasPrefix(s, p) {
+			return s[len(p):]
+		}
+	}
+	return s
 }
 
 func (e *ConfigError) Unwrap() error { return e.Err }

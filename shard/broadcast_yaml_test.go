@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/rwshard/rwshard"
 )
 
 // allowBroadcastWrites in rwshard's YAML: rules-wide and per table.
@@ -50,7 +52,7 @@ algorithms:
 	assert.True(t, r.AllowBroadcastWrites)
 
 	_, err = ParseYAML([]byte(fmt.Sprintf(base, "    allowBroadcastWrites: yes please", "")))
-	var ce *ConfigError
+	var ce *rwshard.ConfigError
 	require.ErrorAs(t, err, &ce)
 	assert.Contains(t, ce.Key, "allowBroadcastWrites")
 }

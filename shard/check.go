@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/rwshard/rwshard"
 )
 
 // The proof of the rules, without a server: every target a strategy's
@@ -17,10 +19,10 @@ import (
 // at once.
 type RulesCheck struct {
 	// Problems are rules that fail at run time for some keys, whatever
-	// the servers hold; each is a *ConfigError naming the key of the
+	// the servers hold; each is a *rwshard.ConfigError naming the key of the
 	// strategy, wrapping a *RuleError. Build refuses the configuration
 	// with the first one.
-	Problems []*ConfigError
+	Problems []*rwshard.ConfigError
 	// Unproven says, one sentence each, which strategies could not be
 	// proved: custom algorithms, INLINE expressions that name a target
 	// per key value, a database and a table strategy on one column whose
@@ -89,7 +91,7 @@ func (r *Rules) proved() error {
 	for _, name := range sortedNames(r.Tables) {
 		for _, f := range proveTable(r.Tables[name]) {
 			if f.err != nil {
-				return &ConfigError{Key: "tables." + name + "." + f.err.Strategy + "Strategy.algorithm", Err: f.err}
+				return &rwshard.ConfigError{Key: "tables." + name + "." + f.err.Strategy + "Strategy.algorithm", Err: f.err}
 			}
 		}
 	}

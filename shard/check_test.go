@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/rwshard/rwshard"
 )
 
 // proofSources is the head of the proof tests' rules: two data sources.
@@ -391,14 +393,14 @@ func TestProof(t *testing.T) {
 			}
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), c.err)
-			assert.True(t, strings.HasPrefix(err.Error(), "rwshard: shard: "), err.Error())
-			var ce *ConfigError
-			assert.ErrorAs(t, err, &ce, "every Build error is a *ConfigError")
+			assert.True(t, strings.HasPrefix(err.Error(), "rwshard: config"), err.Error())
+			var ce *rwshard.ConfigError
+			assert.ErrorAs(t, err, &ce, "every Build error is a *rwshard.ConfigError")
 		})
 	}
 }
 
-// A run-time problem is a *ConfigError at the strategy's algorithm, in
+// A run-time problem is a *rwshard.ConfigError at the strategy's algorithm, in
 // the file and on the line that set it, wrapping a *RuleError that
 // matches ErrNoTarget, the error the keys would meet at run time.
 func TestProofErrorFields(t *testing.T) {
@@ -419,9 +421,9 @@ algorithms:
 	require.NoError(t, err)
 	_, err = cfg.Build(nil)
 	require.Error(t, err)
-	assert.True(t, strings.HasPrefix(err.Error(), "rwshard: shard: "+path+":11: tables.t_order.tableStrategy.algorithm: table t_order: "), err.Error())
+	assert.True(t, strings.HasPrefix(err.Error(), "rwshard: config "+path+":11: tables.t_order.tableStrategy.algorithm: table t_order: "), err.Error())
 	assert.True(t, errors.Is(err, ErrNoTarget))
-	var ce *ConfigError
+	var ce *rwshard.ConfigError
 	require.ErrorAs(t, err, &ce)
 	assert.Equal(t, 11, ce.Line)
 	assert.Equal(t, "tables.t_order.tableStrategy.algorithm", ce.Key)

@@ -2,8 +2,9 @@ package shard
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
+
+	"github.com/rwshard/rwshard"
 )
 
 // Config is the specification of a sharding setup: what code fills in,
@@ -118,51 +119,6 @@ type AlgorithmConfig struct {
 // name passed to Build in its custom map.
 const TypeClassBased = "CLASS_BASED"
 
-// ConfigError reports a sharding configuration that rwshard cannot
-// accept. Key is the path of the key at fault as the configuration wrote
-// it ("tables.t_order.tableStrategy.algorithm"; for a ShardingSphere file,
-// "rules.!SHARDING.tables.t_order.tableStrategy.standard.shardingAlgorithmName").
-// File and Line say where, when the configuration came from YAML.
-// Passwords are never included.
-type ConfigError struct {
-	File string
-	Line int
-	Key  string
-	Err  error
-}
-
-func (e *ConfigError) Error() string {
-	var b strings.Builder
-	b.WriteString("rwshard: shard: ")
-	switch {
-	case e.File != "" && e.Line > 0:
-		b.WriteString(e.File + ":" + strconv.Itoa(e.Line) + ": ")
-	case e.File != "":
-		b.WriteString(e.File + ": ")
-	case e.Line > 0:
-		b.WriteString("line " + strconv.Itoa(e.Line) + ": ")
-	}
-	if e.Key != "" {
-		b.WriteString(e.Key + ": ")
-	}
-	b.WriteString(unprefixedMsg(e.Err))
-	return b.String()
-}
-
-func (e *ConfigError) Unwrap() error { return e.Err }
-
-// unprefixedMsg is the message of err without the "rwshard: shard: " or
-// "rwshard: " prefix it may carry, for wrapping it in a ConfigError.
-func unprefixedMsg(err error) string {
-	s := err.Error()
-	for _, p := range []string{"rwshard: shard: ", "rwshard: "} {
-		if strings.HasPrefix(s, p) {
-			return s[len(p):]
-		}
-	}
-	return s
-}
-
 // configSource remembers where the keys of a parsed Config came from.
 type configSource struct {
 	file string
@@ -177,20 +133,20 @@ type keyOrigin struct {
 
 // errAt builds the error for the Config key path key, translated to the
 // key and line the source file used when the Config was parsed.
-func (c *Config) errAt(key string, format string, args ...any) *ConfigError {
-	e := &ConfigError{Key: key, Err: fmt.Errorf(format, args...)}
+func (c *Config) errAt(key string, format string, args ...any) *rwshard.ConfigError {
+	e := &rwshard.ConfigError{Key: key, Err: fmt.Errorf(format, args...)}
 	c.locate(e)
 	return e
 }
 
 // wrapAt is errAt for an error from elsewhere.
-func (c *Config) wrapAt(key string, err error) *ConfigError {
-	e := &ConfigError{Key: key, Err: err}
+func (c *Config) wrapAt(key string, err error) *rwshard.ConfigError {
+	e := &rwshard.ConfigError{Key: key, Err: err}
 	c.locate(e)
 	return e
 }
 
-func (c *Config) locate(e *ConfigError) {
+func (c *Config) locate(e *rwshard.ConfigError) {
 	if c.src == nil {
 		return
 	}
@@ -221,7 +177,7 @@ func parentKeyPath(k string) string {
 // Build validates the configuration and resolves it into Rules. custom
 // holds Go algorithms by name; strategies refer to them like to the
 // algorithms of c.Algorithms (a name in both is an error, except for a
-// CLASS_BASED placeholder). Every problem is a *ConfigError naming the
+// CLASS_BASED placeholder). Every problem is a *rwshard.ConfigError naming the
 // key; the first one found, in a stable order, is returned.
 //
 // What Build checks:
@@ -263,7 +219,7 @@ func parentKeyPath(k string) string {
 //     the table strategy among the tables of each of them (of the one
 //     the database strategy picked, when both shard on one column).
 //     Custom algorithms, and INLINE expressions that name a target per
-//     key, are not proved. A failure is a *ConfigError at the strategy's
+//     key, are not proved. A failure is a *rwshard.ConfigError at the strategy's
 //     algorithm key wrapping a *RuleError that names the table, the
 //     algorithm, the data source and the missing targets.
 func (c *Config) Build(custom map[string]Algorithm) (*Rules, error) {

@@ -8,9 +8,9 @@
 // A sharding setup is a [Config]: filled in by code, or read from a YAML
 // file by [ParseYAML] or [LoadRules]. [Config.Build] validates it and
 // resolves it into immutable [Rules]; custom Go algorithms are passed to
-// Build by name. Every problem is a [*ConfigError] that names the key at
-// fault (tables.t_order.tableStrategy.algorithm) and, for a file, the file
-// and line; nothing unsupported is silently ignored.
+// Build by name. Every problem is a [*rwshard.ConfigError] that names the
+// key at fault (tables.t_order.tableStrategy.algorithm) and, for a file,
+// the file and line; nothing unsupported is silently ignored.
 //
 // Names: logical table names and column names are matched without regard
 // to case (Build lower-cases them, as ShardingSphere does; MySQL compares

@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/rwshard/rwshard"
 )
 
 // cfgTwoShards is a valid Config built in code: two data sources, t_order
@@ -127,8 +129,8 @@ func TestBuildErrorsFromCode(t *testing.T) {
 	tc.TableStrategy.Algorithm = "t_mod"
 	c.Tables["T_Order"] = tc
 	_, err := c.Build(nil)
-	require.EqualError(t, err, `rwshard: shard: tables.T_Order.tableStrategy.algorithm: "t_mod" is not defined; algorithms: db_mod, t_inline`)
-	var ce *ConfigError
+	require.EqualError(t, err, `rwshard: config tables.T_Order.tableStrategy.algorithm: "t_mod" is not defined; algorithms: db_mod, t_inline`)
+	var ce *rwshard.ConfigError
 	require.True(t, errors.As(err, &ce))
 	assert.Equal(t, "tables.T_Order.tableStrategy.algorithm", ce.Key)
 	assert.Zero(t, ce.Line)

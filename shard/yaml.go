@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/rwshard/rwshard"
 )
 
 // ParseYAML decodes a rules file into a Config; Build then validates and
@@ -31,7 +33,7 @@ import (
 // feature rwshard does not implement is an error naming the key path and
 // the line, never silently ignored. The few ShardingSphere keys that are
 // accepted and have no effect are listed with their reasons in the
-// package documentation. Errors are *ConfigError; after ParseYAML,
+// package documentation. Errors are *rwshard.ConfigError; after ParseYAML,
 // Build's errors name the file's keys and lines too.
 func ParseYAML(data []byte) (*Config, error) {
 	return parseYAML(data, "")
@@ -73,12 +75,12 @@ var yamlLine = regexp.MustCompile(`^yaml: line (\d+): `)
 
 // decodeYAMLDocument returns the top-level mapping of the one YAML
 // document in data.
-func decodeYAMLDocument(data []byte) (*yaml.Node, *ConfigError) {
+func decodeYAMLDocument(data []byte) (*yaml.Node, *rwshard.ConfigError) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {
 		if errors.Is(err, io.EOF) {
-			return nil, &ConfigError{Err: errors.New("empty rules file")}
+			return nil, &rwshard.ConfigError{Err: errors.New("empty rules file")}
 		}
 		return nil, yamlSyntaxError(err)
 	}
@@ -87,26 +89,26 @@ func decodeYAMLDocument(data []byte) (*yaml.Node, *ConfigError) {
 		if err != nil {
 			return nil, yamlSyntaxError(err)
 		}
-		return nil, &ConfigError{Line: extra.Line, Err: errors.New("a second YAML document; a rules file holds one")}
+		return nil, &rwshard.ConfigError{Line: extra.Line, Err: errors.New("a second YAML document; a rules file holds one")}
 	}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 {
-		return nil, &ConfigError{Err: errors.New("empty rules file")}
+		return nil, &rwshard.ConfigError{Err: errors.New("empty rules file")}
 	}
 	root := doc.Content[0]
 	if root.Kind != yaml.MappingNode {
-		return nil, &ConfigError{Line: root.Line, Err: fmt.Errorf("the top level must be a mapping, found %s", kindName(root))}
+		return nil, &rwshard.ConfigError{Line: root.Line, Err: fmt.Errorf("the top level must be a mapping, found %s", kindName(root))}
 	}
 	return root, nil
 }
 
-// yamlSyntaxError moves the line of a yaml.v3 error into the ConfigError.
-func yamlSyntaxError(err error) *ConfigError {
+// yamlSyntaxError moves the line of a yaml.v3 error into the rwshard.ConfigError.
+func yamlSyntaxError(err error) *rwshard.ConfigError {
 	msg := err.Error()
 	if m := yamlLine.FindStringSubmatch(msg); m != nil {
 		line, _ := strconv.Atoi(m[1])
-		return &ConfigError{Line: line, Err: errors.New("yaml: " + msg[len(m[0]):])}
+		return &rwshard.ConfigError{Line: line, Err: errors.New("yaml: " + msg[len(m[0]):])}
 	}
-	return &ConfigError{Err: err}
+	return &rwshard.ConfigError{Err: err}
 }
 
 // isShardingSphere tells the dialects apart (see ParseYAML).

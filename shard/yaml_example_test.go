@@ -53,5 +53,5 @@ algorithms:
 	_, err := cfg.Build(nil)
 	fmt.Println(err)
 	// Output:
-	// rwshard: shard: line 7: tables.t_order.tableStrategy.algorithm: "t_mod" is not defined; algorithms: t_inline
+	// rwshard: config line 7: tables.t_order.tableStrategy.algorithm: "t_mod" is not defined; algorithms: t_inline
 }

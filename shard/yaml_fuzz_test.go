@@ -6,10 +6,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/rwshard/rwshard"
 )
 
 // FuzzParseYAML: no input makes ParseYAML or Build panic, and every
-// error is a *ConfigError in rwshard's format.
+// error is a *rwshard.ConfigError in rwshard's format.
 func FuzzParseYAML(f *testing.F) {
 	files, _ := filepath.Glob("testdata/rules/*.yaml")
 	for _, file := range files {
@@ -26,11 +28,11 @@ func FuzzParseYAML(f *testing.F) {
 	f.Add([]byte("dataSources: {<<: [{a: 1}, *x]}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		check := func(err error) {
-			var ce *ConfigError
+			var ce *rwshard.ConfigError
 			if !errors.As(err, &ce) {
-				t.Fatalf("%T is not a *ConfigError: %v", err, err)
+				t.Fatalf("%T is not a *rwshard.ConfigError: %v", err, err)
 			}
-			if !strings.HasPrefix(err.Error(), "rwshard: shard: ") {
+			if !strings.HasPrefix(err.Error(), "rwshard: config") {
 				t.Fatalf("error without prefix: %v", err)
 			}
 		}

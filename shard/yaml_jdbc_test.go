@@ -154,6 +154,6 @@ func TestJDBCInvalid(t *testing.T) {
 		require.Error(t, err, tc.url)
 		assert.Contains(t, err.Error(), tc.want, tc.url)
 		assert.NotContains(t, err.Error(), "pw", "no password in %v", err)
-		assert.True(t, strings.HasPrefix(err.Error(), "rwshard: shard: line "), err.Error())
+		assert.True(t, strings.HasPrefix(err.Error(), "rwshard: config line "), err.Error())
 	}
 }

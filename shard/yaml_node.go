@@ -8,11 +8,13 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/rwshard/rwshard"
 )
 
 // yamlReader walks a yaml.v3 node tree strictly: every mapping key must
 // be one the reader asks for, keys do not repeat, and every error is a
-// *ConfigError with the key path and the line.
+// *rwshard.ConfigError with the key path and the line.
 type yamlReader struct {
 	file string
 	// keys: Config key path → where the file said it (see configSource).
@@ -31,8 +33,8 @@ func newYAMLReader(file string) *yamlReader {
 	return &yamlReader{file: file, keys: map[string]keyOrigin{}, budget: yamlNodeBudget}
 }
 
-func (r *yamlReader) errf(n *yaml.Node, key, format string, args ...any) *ConfigError {
-	e := &ConfigError{File: r.file, Key: key, Err: fmt.Errorf(format, args...)}
+func (r *yamlReader) errf(n *yaml.Node, key, format string, args ...any) *rwshard.ConfigError {
+	e := &rwshard.ConfigError{File: r.file, Key: key, Err: fmt.Errorf(format, args...)}
 	if n != nil {
 		e.Line = n.Line
 	}
@@ -195,7 +197,7 @@ func indexKey(parent string, i int) string {
 }
 
 // unknownKey is the error for a key the reader does not accept here.
-func (r *yamlReader) unknownKey(p yamlPair, valid ...string) *ConfigError {
+func (r *yamlReader) unknownKey(p yamlPair, valid ...string) *rwshard.ConfigError {
 	return r.errf(p.kn, p.path, "unknown key; valid keys here: %s", strings.Join(valid, ", "))
 }
 

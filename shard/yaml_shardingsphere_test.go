@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/rwshard/rwshard"
 )
 
 func TestShardingSphere52File(t *testing.T) {
@@ -328,7 +330,7 @@ func TestShardingSphereInvalid(t *testing.T) {
 			_, err := rulesFromYAML(tc.src)
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tc.want)
-			var ce *ConfigError
+			var ce *rwshard.ConfigError
 			require.True(t, errors.As(err, &ce), "%T", err)
 			if tc.line > 0 {
 				assert.Equal(t, tc.line, ce.Line, "line of %v", err)

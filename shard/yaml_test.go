@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/rwshard/rwshard"
 )
 
 // rulesFromYAML parses and builds; the error is from either step.
@@ -309,8 +311,8 @@ bindingTables: ["t_order, t_order_item"]`,
 			_, err := rulesFromYAML(tc.src)
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tc.want)
-			assert.True(t, strings.HasPrefix(err.Error(), "rwshard: shard: "), err.Error())
-			var ce *ConfigError
+			assert.True(t, strings.HasPrefix(err.Error(), "rwshard: config"), err.Error())
+			var ce *rwshard.ConfigError
 			require.True(t, errors.As(err, &ce), "%T", err)
 			if tc.line > 0 {
 				assert.Equal(t, tc.line, ce.Line, "line of %v", err)
@@ -368,7 +370,7 @@ func TestLoadRulesErrorNamesFile(t *testing.T) {
 	c, err := LoadRules(path)
 	require.NoError(t, err)
 	_, err = c.Build(nil)
-	require.EqualError(t, err, "rwshard: shard: "+path+
+	require.EqualError(t, err, "rwshard: config "+path+
 		`:15: tables.t_order.tableStrategy.algorithm: "t_mod" is not defined; algorithms: db_mod, t_inline, t_mod4, ti_inline`)
 
 	_, err = LoadRules(filepath.Join(dir, "missing.yaml"))

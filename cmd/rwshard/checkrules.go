@@ -22,7 +22,7 @@ import (
 type rulesCheck struct {
 	file     string
 	rules    *shard.Rules // nil when the file does not build
-	problems []error      // each a *shard.ConfigError, or an error reading the file
+	problems []error      // each a *rwshard.ConfigError, or an error reading the file
 	unproven []string
 }
 
@@ -56,7 +56,7 @@ func proveRules(cfg *rwshard.Config) *rulesCheck {
 // program's prefixes (the file, line and key stay).
 func ruleText(err error) string {
 	s := err.Error()
-	for _, p := range []string{"rwshard: shard: ", "rwshard: "} {
+	for _, p := range []string{"rwshard: config: ", "rwshard: config ", "rwshard: shard: ", "rwshard: "} {
 		if strings.HasPrefix(s, p) {
 			return s[len(p):]
 		}
@@ -143,7 +143,7 @@ func (rc *rulesCheck) json() *rulesJSON {
 	j.NotProved = append(j.NotProved, rc.unproven...)
 	for _, err := range rc.problems {
 		p := ruleProblemJSON{Message: ruleText(err)}
-		var ce *shard.ConfigError
+		var ce *rwshard.ConfigError
 		if errors.As(err, &ce) {
 			p.File, p.Line, p.Key = ce.File, ce.Line, ce.Key
 		}
