@@ -253,7 +253,7 @@ type Config struct {
 	// Health turns on probing (role, read_only, replication threads, lag)
 	// of every node every ProbeInterval, each probe bounded by
 	// ProbeTimeout. On by default with a DSN or NewConfig; off with OpenDB
-	// unless WithHealth, so that go-sqlmock handles see only the
+	// unless its configure functions set it, so that go-sqlmock handles see only the
 	// statements under test. With one host there is nothing to probe for
 	// and nothing is probed.
 	Health        bool

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"errors"
-	"fmt"
 	"io"
 	"maps"
 	"slices"
@@ -16,7 +15,6 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/rwshard/rwshard/balance"
-	"github.com/rwshard/rwshard/health"
 	"github.com/rwshard/rwshard/internal/monitor"
 	"github.com/rwshard/rwshard/internal/route"
 	"github.com/rwshard/rwshard/internal/shardhook"
@@ -381,77 +379,14 @@ func (c *Connector) reloadable() error {
 	return nil
 }
 
-// Option adjusts a Config, for what a DSN cannot say or for OpenDB.
-type Option func(*Config) error
-
-// WithPolicy sets a balancing policy (a custom one, or a configured
-// built-in such as balance.NewWeighted).
-func WithPolicy(p balance.Policy) Option {
-	return func(c *Config) error {
-		if p == nil {
-			return configErr("policy", "", "nil policy")
-		}
-		c.Policy = p
-		return nil
-	}
-}
-
-// WithBalance selects a built-in policy by name (see Config.Balance).
-func WithBalance(name string) Option {
-	return func(c *Config) error { c.Balance = name; return nil }
-}
-
-// WithWeights selects the weighted policy with weights by node name.
-func WithWeights(w map[string]float64) Option {
-	return func(c *Config) error { c.Balance, c.Weights = "weighted", w; return nil }
-}
-
-// WithNames names the nodes, primary first (default primary, replica1, …).
-func WithNames(names ...string) Option {
-	return func(c *Config) error {
-		if len(names) != len(c.Nodes) {
-			return configErr("names", fmt.Sprint(names), "%d names for %d nodes", len(names), len(c.Nodes))
-		}
-		for i := range names {
-			c.Nodes[i].Name = names[i]
-		}
-		return nil
-	}
-}
-
-// WithReadOnlyTx sets where read-only transactions run.
-func WithReadOnlyTx(m TxReadMode) Option {
-	return func(c *Config) error { c.ReadOnlyTx = m; return nil }
-}
-
-// WithHealth turns probing on or off (see Config.Health).
-func WithHealth(on bool) Option {
-	return func(c *Config) error { c.Health = on; return nil }
-}
-
-// WithTracer sets the Tracer of every statement and transaction.
-func WithTracer(t Tracer) Option {
-	return func(c *Config) error { c.Tracer = t; return nil }
-}
-
-// WithObserver sets the receiver of health and routing events.
-func WithObserver(o health.Observer) Option {
-	return func(c *Config) error { c.Observer = o; return nil }
-}
-
-// WithConfig lets code adjust any other Config field, e.g. Consistency or
-// MaxReplicaLag, for OpenDB.
-func WithConfig(f func(*Config)) Option {
-	return func(c *Config) error { f(c); return nil }
-}
-
 // OpenDB returns a *sql.DB that routes over existing pools: primary and
-// replicas, named primary, replica1, … unless WithNames says otherwise.
-// rwshard never closes them. This is the door for unit tests with
-// go-sqlmock and for services that build their own pools. Its defaults
-// suit unit tests: health probes off and Consistency eventual (no
-// statement the test did not expect); a service passes WithHealth(true)
-// and WithConfig to set Consistency.
+// replicas, named primary, replica1, … in Config.Nodes. Each configure
+// function then adjusts the Config (node names, weights, Consistency, a
+// Policy, a Tracer: anything a DSN cannot say). rwshard never closes the
+// pools. This is the door for unit tests with go-sqlmock and for services
+// that build their own pools. Its defaults suit unit tests: health probes
+// off and Consistency eventual (no statement the test did not expect); a
+// service sets Health and Consistency.
 //
 // rwshard checks a connection out of such a pool with DB.Conn, gets its
 // driver connection through Conn.Raw, and uses it while it holds the
@@ -461,15 +396,14 @@ func WithConfig(f func(*Config)) Option {
 // broken in effect; it stays the one place rwshard steps outside it. Pools
 // rwshard opens itself (NewConnector, sql.Open) are its own and have no
 // such exception.
-func OpenDB(primary *sql.DB, replicas []*sql.DB, opts ...Option) (*sql.DB, error) {
+func OpenDB(primary *sql.DB, replicas []*sql.DB, configure ...func(*Config)) (*sql.DB, error) {
 	if primary == nil {
 		return nil, configErr("primary", "", "nil *sql.DB")
 	}
 	cfg := NewConfig()
-	// The unit-test door: no probes (see Config.Health; WithHealth turns
-	// them on) and no read-your-writes statements (WithConfig sets
-	// Consistency), so that go-sqlmock handles see only the statements
-	// under test.
+	// The unit-test door: no probes (see Config.Health) and no
+	// read-your-writes statements (see Config.Consistency), so that
+	// go-sqlmock handles see only the statements under test.
 	cfg.Health = false
 	cfg.Consistency = ConsistencyEventual
 	cfg.dbs = append([]*sql.DB{primary}, replicas...)
@@ -479,10 +413,8 @@ func OpenDB(primary *sql.DB, replicas []*sql.DB, opts ...Option) (*sql.DB, error
 		}
 		cfg.Nodes = append(cfg.Nodes, Node{Name: defaultName(i)})
 	}
-	for _, o := range opts {
-		if err := o(cfg); err != nil {
-			return nil, err
-		}
+	for _, f := range configure {
+		f(cfg)
 	}
 	c, err := NewConnector(cfg)
 	if err != nil {

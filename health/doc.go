@@ -3,7 +3,7 @@
 // lag or unfenced, the primary lost or found, a switchover followed, a
 // split brain, a read that fell back to the primary or was retried, a
 // transaction replayed or timed out, …), delivered to the Observer set in
-// rwshard.Config.Observer or with rwshard.WithObserver. The kinds' names
+// rwshard.Config.Observer. The kinds' names
 // are also the keys of rwshard.Stats.Events and the labels of the metrics
 // module's event counter.
 //

@@ -7,8 +7,8 @@ import (
 	"github.com/rwshard/rwshard/health"
 )
 
-// An observer that prints what it is told; rwshard.WithObserver or
-// Config.Observer installs one on a connector.
+// An observer that prints what it is told; Config.Observer installs one
+// on a connector.
 func ExampleObserverFunc() {
 	var o health.Observer = health.ObserverFunc(func(e health.Event) { fmt.Println(e) })
 	o.Observe(health.Event{Kind: health.Fenced, Node: "replica2", Detail: "lag 4.2s", Count: 1})

@@ -82,8 +82,9 @@
 //
 // rwshard_replica_lag_seconds is present only while the lag is known: not
 // before the first probe, and never when health probes are off (OpenDB
-// without WithHealth), and never for the node taken as primary. A replica whose IO or SQL
-// thread is stopped reads +Inf: its lag is unbounded, and it is fenced.
+// without Config.Health), and never for the node taken as primary. A
+// replica whose IO or SQL thread is stopped reads +Inf: its lag is
+// unbounded, and it is fenced.
 // rwshard_node_latency_seconds is likewise absent until the node has run a
 // statement; no sample is better than a made-up 0.
 //

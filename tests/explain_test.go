@@ -21,7 +21,7 @@ import (
 // consistency is set explicitly (OpenDB defaults to eventual), so that a
 // session's write gives its reads the read-your-writes reason.
 func TestMockExplainReasons(t *testing.T) {
-	mc := newMockCluster(t, 2, rwshard.WithConfig(func(c *rwshard.Config) { c.Consistency = rwshard.ConsistencySession }))
+	mc := newMockCluster(t, 2, func(c *rwshard.Config) { c.Consistency = rwshard.ConsistencySession })
 	bg := context.Background()
 	for _, tc := range []struct {
 		ctx     context.Context
@@ -99,7 +99,9 @@ func TestMockExplainWeightedPrimary(t *testing.T) {
 		{1, []string{"primary", "replica1", "replica2"}},
 		{0, []string{"replica1", "replica2"}},
 	} {
-		mc := newMockCluster(t, 2, rwshard.WithWeights(map[string]float64{"primary": tc.weight, "replica1": 1, "replica2": 1}))
+		mc := newMockCluster(t, 2, func(c *rwshard.Config) {
+			c.Balance, c.Weights = "weighted", map[string]float64{"primary": tc.weight, "replica1": 1, "replica2": 1}
+		})
 		p, err := rwshard.Explain(context.Background(), mc.db, "SELECT v FROM t")
 		require.NoError(t, err)
 		assert.Equal(t, "replica", p.Reason)
@@ -120,8 +122,8 @@ func TestMockExplainNoHealthyReplica(t *testing.T) {
 		pmock.ExpectQuery("SELECT @@read_only").WillReturnRows(sqlmock.NewRows([]string{"a", "b", "c"}).AddRow(0, "0-1-5", ""))
 		pmock.ExpectQuery("SHOW REPLICA STATUS").WillReturnRows(sqlmock.NewRows([]string{"x"}))
 	}
-	db, err := rwshard.OpenDB(primary, []*sql.DB{replica}, rwshard.WithHealth(true),
-		rwshard.WithConfig(func(c *rwshard.Config) { c.ProbeInterval = time.Hour }))
+	db, err := rwshard.OpenDB(primary, []*sql.DB{replica}, func(c *rwshard.Config) { c.Health = true },
+		func(c *rwshard.Config) { c.ProbeInterval = time.Hour })
 	require.NoError(t, err)
 	defer db.Close()
 	c, err := rwshard.ConnectorOf(context.Background(), db)
@@ -144,9 +146,9 @@ func TestMockRouteLog(t *testing.T) {
 	logger := slog.New(slog.NewTextHandler(&buf, nil))
 	for _, logArgs := range []bool{false, true} {
 		buf.Reset()
-		mc := newMockCluster(t, 1, rwshard.WithConfig(func(c *rwshard.Config) {
+		mc := newMockCluster(t, 1, func(c *rwshard.Config) {
 			c.RouteLog, c.LogArgs, c.Logger = true, logArgs, logger
-		}))
+		})
 		mc.node("replica1").expectRead("SELECT v FROM t WHERE name = 'secret' AND id = ?", 7)
 		_, err := mockRead(context.Background(), mc.db, "SELECT v FROM t WHERE name = 'secret' AND id = ?", 7)
 		require.NoError(t, err)

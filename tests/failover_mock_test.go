@@ -77,10 +77,10 @@ func TestMockWritePauseWithoutProbes(t *testing.T) {
 	replica, mock, err := sqlmock.New(sqlmock.QueryMatcherOption(sqlmock.QueryMatcherEqual))
 	require.NoError(t, err)
 	defer replica.Close()
-	db, err := rwshard.OpenDB(primary, []*sql.DB{replica}, rwshard.WithConfig(func(c *rwshard.Config) {
+	db, err := rwshard.OpenDB(primary, []*sql.DB{replica}, func(c *rwshard.Config) {
 		c.WritePause = 300 * time.Millisecond
 		c.ProbeInterval = 200 * time.Millisecond
-	}))
+	})
 	require.NoError(t, err)
 	defer db.Close()
 
@@ -130,10 +130,10 @@ func TestMockNeverReachedPrimaryWaitsWritePause(t *testing.T) {
 	require.NoError(t, err)
 	defer replica.Close()
 	const pause = 500 * time.Millisecond
-	db, err := rwshard.OpenDB(primary, []*sql.DB{replica}, rwshard.WithConfig(func(c *rwshard.Config) {
+	db, err := rwshard.OpenDB(primary, []*sql.DB{replica}, func(c *rwshard.Config) {
 		c.WritePause = pause
 		c.ProbeInterval = 200 * time.Millisecond
-	}))
+	})
 	require.NoError(t, err)
 	defer db.Close()
 
@@ -176,10 +176,10 @@ func TestMockRefusedConnectFailsAtOnce(t *testing.T) {
 	require.NoError(t, err)
 	defer replica.Close()
 	const pause = 5 * time.Second
-	db, err := rwshard.OpenDB(primary, []*sql.DB{replica}, rwshard.WithConfig(func(c *rwshard.Config) {
+	db, err := rwshard.OpenDB(primary, []*sql.DB{replica}, func(c *rwshard.Config) {
 		c.WritePause = pause
 		c.ProbeInterval = 200 * time.Millisecond
-	}))
+	})
 	require.NoError(t, err)
 	defer db.Close()
 
@@ -208,11 +208,11 @@ func TestMockRefusedConnectFailsAtOnce(t *testing.T) {
 // session's reads are not affected.
 func TestMockSessionWindow(t *testing.T) {
 	const window = 150 * time.Millisecond
-	mc := newMockCluster(t, 1, rwshard.WithConfig(func(c *rwshard.Config) {
+	mc := newMockCluster(t, 1, func(c *rwshard.Config) {
 		c.Consistency = rwshard.ConsistencySession // OpenDB's default is eventual
 		c.SessionWindow = window
 		withTokens(c)
-	}))
+	})
 	bg := context.Background()
 	s := rwshard.WithSession(bg)
 	other := rwshard.WithSession(bg)
@@ -271,7 +271,7 @@ func TestMockSessionWindow(t *testing.T) {
 
 // In eventual mode a session's write does not keep its reads off replicas.
 func TestMockEventualIgnoresSessions(t *testing.T) {
-	mc := newMockCluster(t, 1, rwshard.WithConfig(func(c *rwshard.Config) { c.Consistency = rwshard.ConsistencyEventual }))
+	mc := newMockCluster(t, 1, func(c *rwshard.Config) { c.Consistency = rwshard.ConsistencyEventual })
 	s := rwshard.WithSession(context.Background())
 	mc.primary().expectWrite("UPDATE t SET v = 2")
 	_, err := mc.execNode(s, mc.db, "UPDATE t SET v = 2")
@@ -284,7 +284,7 @@ func TestMockEventualIgnoresSessions(t *testing.T) {
 // A write inside a transaction counts for the session when it commits,
 // not before, and not at all when it rolls back.
 func TestMockSessionWriteAtCommit(t *testing.T) {
-	mc := newMockCluster(t, 1, rwshard.WithConfig(func(c *rwshard.Config) { c.Consistency = rwshard.ConsistencySession }))
+	mc := newMockCluster(t, 1, func(c *rwshard.Config) { c.Consistency = rwshard.ConsistencySession })
 	s := rwshard.WithSession(context.Background())
 	p := mc.primary()
 	p.mock.ExpectBegin()
@@ -316,10 +316,10 @@ func TestMockSessionWriteAtCommit(t *testing.T) {
 func TestMockBrokenBeginRunsAgain(t *testing.T) {
 	for _, replay := range []bool{false, true} {
 		t.Run(fmt.Sprintf("txReplay=%v", replay), func(t *testing.T) {
-			mc := newMockCluster(t, 1, rwshard.WithConfig(func(c *rwshard.Config) {
+			mc := newMockCluster(t, 1, func(c *rwshard.Config) {
 				c.TxReplay = replay
 				c.WritePause = time.Second
-			}))
+			})
 			ctx := context.Background()
 			p := mc.primary()
 			p.mock.ExpectBegin().WillReturnError(mysql.ErrInvalidConn)

@@ -135,13 +135,13 @@ type mockCluster struct {
 	nodes []*mockNode
 }
 
-func newMockCluster(t testing.TB, replicas int, opts ...rwshard.Option) *mockCluster {
+func newMockCluster(t testing.TB, replicas int, opts ...func(*rwshard.Config)) *mockCluster {
 	t.Helper()
 	return newMockClusterConv(t, replicas, driver.DefaultParameterConverter, opts...)
 }
 
 // newMockClusterConv builds the mocks with conv as sqlmock's converter.
-func newMockClusterConv(t testing.TB, replicas int, conv driver.ValueConverter, opts ...rwshard.Option) *mockCluster {
+func newMockClusterConv(t testing.TB, replicas int, conv driver.ValueConverter, opts ...func(*rwshard.Config)) *mockCluster {
 	t.Helper()
 	mc := &mockCluster{t: t}
 	var dbs []*sql.DB

@@ -53,7 +53,7 @@ func TestMockPoolRulesRoute(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			mc := newMockCluster(t, 3, rwshard.WithConfig(mockPoolRules))
+			mc := newMockCluster(t, 3, mockPoolRules)
 			for range 3 { // the cached decision routes alike
 				mc.node(tt.want).expect(tt.sql, tt.exec)
 				mc.ranOn(mockCtx(tt.ctx), mc.db, tt.want, tt.sql, tt.exec)
@@ -65,7 +65,7 @@ func TestMockPoolRulesRoute(t *testing.T) {
 
 // In a transaction and on a pinned session a rule moves nothing.
 func TestMockPoolRulesBoundToPrimary(t *testing.T) {
-	mc := newMockCluster(t, 3, rwshard.WithConfig(mockPoolRules))
+	mc := newMockCluster(t, 3, mockPoolRules)
 	ctx := context.Background()
 	const q = "SELECT day FROM report_daily"
 	p := mc.primary()
@@ -88,11 +88,11 @@ func TestMockPoolRulesBoundToPrimary(t *testing.T) {
 // when a rule did.
 func TestMockPoolRulesLogAndExplain(t *testing.T) {
 	var buf bytes.Buffer
-	mc := newMockCluster(t, 3, rwshard.WithConfig(func(c *rwshard.Config) {
+	mc := newMockCluster(t, 3, func(c *rwshard.Config) {
 		mockPoolRules(c)
 		c.RouteLog = true
 		c.Logger = slog.New(slog.NewTextHandler(&buf, nil))
-	}))
+	})
 	ctx := context.Background()
 	const q = "SELECT day FROM report_daily"
 	mc.node("replica2").expectRead(q)

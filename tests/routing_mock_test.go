@@ -219,7 +219,7 @@ func TestMockWeighted(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			mc := newMockCluster(t, 2, rwshard.WithWeights(tt.weights))
+			mc := newMockCluster(t, 2, func(c *rwshard.Config) { c.Balance, c.Weights = "weighted", tt.weights })
 			ctx := context.Background()
 			const total = 400
 			// Order of expectations across mocks does not matter: each
@@ -254,7 +254,7 @@ func TestMockOpenDBConfigErrors(t *testing.T) {
 		name      string
 		primary   *sql.DB
 		replicas  []*sql.DB
-		opts      []rwshard.Option
+		opts      []func(*rwshard.Config)
 		wantKey   string
 		wantValue string
 		mention   []string // substrings the message must contain
@@ -262,28 +262,24 @@ func TestMockOpenDBConfigErrors(t *testing.T) {
 		{"nil primary", nil, []*sql.DB{r1.db}, nil, "primary", "", []string{"nil"}},
 		{"nil replica", p.db, []*sql.DB{r1.db, nil}, nil, "replicas", "replica2", []string{"replica2"}},
 		{"weight for unknown node", p.db, []*sql.DB{r1.db, r2.db},
-			[]rwshard.Option{rwshard.WithWeights(map[string]float64{"replica1": 1, "replica3": 1})},
+			[]func(*rwshard.Config){func(c *rwshard.Config) {
+				c.Balance, c.Weights = "weighted", map[string]float64{"replica1": 1, "replica3": 1}
+			}},
 			"rwshard.weights", "replica3", []string{"replica3", "replica1", "replica2"}},
 		{"missing weight", p.db, []*sql.DB{r1.db, r2.db},
-			[]rwshard.Option{rwshard.WithWeights(map[string]float64{"replica1": 1})},
+			[]func(*rwshard.Config){func(c *rwshard.Config) { c.Balance, c.Weights = "weighted", map[string]float64{"replica1": 1} }},
 			"rwshard.weights", "", []string{"replica2"}},
 		{"negative weight", p.db, []*sql.DB{r1.db},
-			[]rwshard.Option{rwshard.WithWeights(map[string]float64{"replica1": -1})},
+			[]func(*rwshard.Config){func(c *rwshard.Config) { c.Balance, c.Weights = "weighted", map[string]float64{"replica1": -1} }},
 			"rwshard.weights", "replica1=-1", []string{"replica1"}},
 		{"unknown balance", p.db, []*sql.DB{r1.db},
-			[]rwshard.Option{rwshard.WithBalance("fastest")},
+			[]func(*rwshard.Config){func(c *rwshard.Config) { c.Balance = "fastest" }},
 			"rwshard.balance", "fastest", []string{"fastest", "round_robin"}},
-		{"names count", p.db, []*sql.DB{r1.db},
-			[]rwshard.Option{rwshard.WithNames("a")},
-			"names", "[a]", []string{"1 names for 2 nodes"}},
 		{"duplicate names", p.db, []*sql.DB{r1.db},
-			[]rwshard.Option{rwshard.WithNames("a", "a")},
+			[]func(*rwshard.Config){func(c *rwshard.Config) { c.Nodes[0].Name, c.Nodes[1].Name = "a", "a" }},
 			"rwshard.names", "a", []string{"a"}},
-		{"nil policy", p.db, []*sql.DB{r1.db},
-			[]rwshard.Option{rwshard.WithPolicy(nil)},
-			"policy", "", []string{"nil policy"}},
 		{"bad read-only tx mode", p.db, []*sql.DB{r1.db},
-			[]rwshard.Option{rwshard.WithReadOnlyTx("sometimes")},
+			[]func(*rwshard.Config){func(c *rwshard.Config) { c.ReadOnlyTx = "sometimes" }},
 			"rwshard.readOnlyTx", "sometimes", []string{"sometimes"}},
 	}
 	for _, tt := range tests {
@@ -308,9 +304,13 @@ func TestMockOpenDBConfigErrors(t *testing.T) {
 	}
 }
 
-// WithNames renames the nodes for hints and errors.
-func TestMockWithNames(t *testing.T) {
-	mc := newMockCluster(t, 2, rwshard.WithNames("main", "east", "west"))
+// Nodes named through the Config are the names of hints and errors.
+func TestMockNodeNames(t *testing.T) {
+	mc := newMockCluster(t, 2, func(c *rwshard.Config) {
+		for i, name := range []string{"main", "east", "west"} {
+			c.Nodes[i].Name = name
+		}
+	})
 	ctx := context.Background()
 	mc.node("replica2").expectRead("SELECT v FROM t")
 	mc.ranOn(hint.Node(ctx, "west"), mc.db, "replica2", "SELECT v FROM t", false) // the mock's own name
@@ -514,9 +514,9 @@ func TestMockReadOnlyTx(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var opts []rwshard.Option
+			var opts []func(*rwshard.Config)
 			if tt.mode != "" {
-				opts = append(opts, rwshard.WithReadOnlyTx(tt.mode))
+				opts = append(opts, func(c *rwshard.Config) { c.ReadOnlyTx = tt.mode })
 			}
 			mc := newMockCluster(t, 2, opts...)
 			ctx := context.Background()
@@ -559,7 +559,7 @@ func TestMockReplicaTxRefusesWrites(t *testing.T) {
 		{"SET @v = 1", true},
 		{"FROBNICATE", true},
 	}
-	mc := newMockCluster(t, 2, rwshard.WithReadOnlyTx(rwshard.TxReadReplica))
+	mc := newMockCluster(t, 2, func(c *rwshard.Config) { c.ReadOnlyTx = rwshard.TxReadReplica })
 	ctx := context.Background()
 	r := mc.node("replica1")
 	r.mock.ExpectBegin()
@@ -628,7 +628,7 @@ func TestMockSessionPinning(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			// rwshard.resetSession=false: the pin outlives the *sql.Conn,
 			// as on a go-sql-driver connection (the default ends it).
-			mc := newMockCluster(t, 2, rwshard.WithConfig(func(c *rwshard.Config) { c.ResetSession = false }))
+			mc := newMockCluster(t, 2, func(c *rwshard.Config) { c.ResetSession = false })
 			ctx := context.Background()
 			p := mc.primary()
 			p.expect(tt.pin, tt.exec)
@@ -864,7 +864,7 @@ func TestMockAutocommitOff(t *testing.T) {
 }
 
 // keepSessions is rwshard.resetSession=false.
-var keepSessions = rwshard.WithConfig(func(c *rwshard.Config) { c.ResetSession = false })
+var keepSessions = func(c *rwshard.Config) { c.ResetSession = false }
 
 // With rwshard.resetSession=false, an idle logical connection keeps its
 // pinned session, as a go-sql-driver connection in database/sql's pool

@@ -18,9 +18,9 @@ import (
 // the error stay readable.
 func TestMockSecretsStayOut(t *testing.T) {
 	var buf bytes.Buffer
-	mc := newMockCluster(t, 1, rwshard.WithConfig(func(c *rwshard.Config) {
+	mc := newMockCluster(t, 1, func(c *rwshard.Config) {
 		c.RouteLog, c.Logger = true, slog.New(slog.NewTextHandler(&buf, nil))
-	}))
+	})
 	const q = "CREATE USERR x IDENTIFIED BY 'hunter2'"
 	mc.primary().expectError(q, true, &mysql.MySQLError{Number: 1064, Message: "You have an error in your SQL syntax; " +
 		"check the manual that corresponds to your MariaDB server version for the right syntax to use near 'USERR x IDENTIFIED BY 'hunter2'' at line 1"})

@@ -14,11 +14,11 @@ import (
 // no replica's data horizon is known: the session window decides) serving
 // data source name.
 func sessionCluster(t *testing.T, name string) *mockCluster {
-	return newMockCluster(t, 1, rwshard.WithConfig(func(c *rwshard.Config) {
+	return newMockCluster(t, 1, func(c *rwshard.Config) {
 		c.Consistency = rwshard.ConsistencySession
 		c.DataSource = name
 		withTokens(c)
-	}))
+	})
 }
 
 // ranOn runs a read through mc in ctx and returns the node that answered.
