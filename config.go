@@ -197,6 +197,8 @@ type Config struct {
 	ConnectTimeout time.Duration
 	// Pool settings of every node's backend pool (see database/sql).
 	// ConnMaxLifetime should stay below the servers' wait_timeout.
+	// ConnMaxIdleTime is capped below each connection's wait_timeout
+	// (read when it connects), and the cap is logged once per node.
 	ConnMaxLifetime time.Duration
 	ConnMaxIdleTime time.Duration
 	MaxOpenConns    int // 0: unlimited

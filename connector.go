@@ -266,8 +266,9 @@ func openNode(cfg *Config, nc Node, stats *stmtStats) (conns *connPool, probeDB 
 		return nil, nil, &ConfigError{Key: "dsn", Value: nc.Name, Err: err}
 	}
 	lifetime := pick(nc.ConnMaxLifetime, cfg.ConnMaxLifetime)
-	conns = newConnPool(&nodeConnector{inner: inner, timeout: cfg.ConnectTimeout, cacheSize: cfg.StmtCacheSize, stats: stats, track: true},
+	conns = newConnPool(&nodeConnector{inner: inner, timeout: cfg.ConnectTimeout, cacheSize: cfg.StmtCacheSize, stats: stats, track: true, idle: true},
 		pick(nc.MaxOpenConns, cfg.MaxOpenConns), pick(nc.MaxIdleConns, cfg.MaxIdleConns), lifetime, cfg.ConnMaxIdleTime)
+	conns.capped = idleCapLogger(cfg, nc.Name)
 	// One probe at a time per node (the monitor runs one loop per node), on a
 	// connection it holds (heldProbe); the heartbeat writer's beside it.
 	probeDB = sql.OpenDB(&nodeConnector{inner: probeInner, timeout: cfg.ConnectTimeout})

@@ -64,7 +64,7 @@
 //	rwshard.replicaFunctions    stored functions safe on replicas, or *  none
 //	rwshard.connectTimeout      bounds dial and handshake                3s
 //	rwshard.connMaxLifetime     keep it below the servers' wait_timeout  3m
-//	rwshard.connMaxIdleTime                                              1m
+//	rwshard.connMaxIdleTime     capped below the servers' wait_timeout   1m
 //	rwshard.maxOpenConns        per node, 0 unlimited                    0
 //	rwshard.maxIdleConns        per node                                 16
 //	rwshard.stmtCacheSize       prepared statements per connection       256
