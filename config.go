@@ -367,6 +367,11 @@ type Config struct {
 	// tokens. Config-only: the DSN does not carry it.
 	DataSource string
 
+	// Program names the program in the connection attributes of every
+	// backend connection (rwshard_program; see `rwshard fleet`): at most
+	// 64 bytes, no comma. Empty: the executable's base name.
+	Program string
+
 	// dbs are existing handles given to OpenDB, in Nodes order. They are
 	// not closed by rwshard.
 	dbs []dbHandle
@@ -574,6 +579,9 @@ func (c *Config) normalize() error {
 
 // normalizeSettings validates and defaults everything but the hosts.
 func (c *Config) normalizeSettings() error {
+	if err := checkProgram(c.Program); err != nil {
+		return err
+	}
 	for i := range params {
 		p := &params[i]
 		if f, ok := p.field(c).(*string); ok && p.one != nil && !slices.Contains(p.one, *f) {

@@ -176,11 +176,12 @@ func newCluster(cfg *Config) (*cluster, error) {
 		cl.safeFuncs[strings.ToLower(f)] = true
 	}
 	names := cfg.readCandidates()
+	version := moduleVersion()
 	for i, nc := range cfg.Nodes {
 		n := &node{name: nc.Name, index: i}
 		if len(cfg.dbs) > 0 {
 			n.db = cfg.dbs[i]
-		} else if n.conns, n.probeDB, err = openNode(cfg, nc, &n.stmts); err != nil {
+		} else if n.conns, n.probeDB, err = openNode(cfg, nc, &n.stmts, version); err != nil {
 			closeNodes(cl.nodes)
 			return nil, err
 		} else {
@@ -238,9 +239,10 @@ func (cl *cluster) close() error {
 // openNode opens the backend pool of one node, and the health probes' own
 // pool of one connection that allows multi-statement queries. Both connect
 // lazily.
-func openNode(cfg *Config, nc Node, stats *stmtStats) (conns *connPool, probeDB *sql.DB, err error) {
+func openNode(cfg *Config, nc Node, stats *stmtStats, version string) (conns *connPool, probeDB *sql.DB, err error) {
 	mc := cfg.Backend.Clone()
 	mc.Net, mc.Addr = nc.Net, nc.Addr
+	mc.ConnectionAttributes = connAttrs(cfg, version)
 	// rwshard handles read-only rejections itself (see Config.Backend).
 	mc.RejectReadOnly = false
 	switch cfg.DriverLog {

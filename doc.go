@@ -86,6 +86,7 @@
 //	rwshard.health              probes on or off                         true (OpenDB: false)
 //	rwshard.probeInterval                                                1s
 //	rwshard.probeTimeout                                                 500ms
+//	rwshard.program             program name in connection attributes    executable's name
 //	rwshard.failAfter           failures in a row that take a node out   3
 //	rwshard.heartbeatTable      a pt-heartbeat table                     none
 //	rwshard.heartbeatWrite      write the heartbeat (needs the table)    false

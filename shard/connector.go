@@ -106,6 +106,7 @@ func (c *connector) build(rules *Rules, prev *state) (*state, error) {
 	}
 	st := &state{rules: rules, router: NewRouter(rules),
 		sources: map[string]*rwshard.Connector{}, keys: map[string]string{}, drained: make(chan struct{})}
+	digest := rules.Digest()
 	for name, ds := range rules.DataSources {
 		key := fmt.Sprint(ds.Primary, ds.Replicas, ds.Balance, ds.Weights)
 		st.keys[name] = key
@@ -115,6 +116,9 @@ func (c *connector) build(rules *Rules, prev *state) (*state, error) {
 		}
 		cfg, err := dataSourceConfig(c.base, ds)
 		if err == nil {
+			// A data source a reload keeps keeps its connections, and
+			// their rwshard_rules: the digest of the rules it opened with.
+			cfg.Backend.ConnectionAttributes = withRules(cfg.Backend.ConnectionAttributes, digest)
 			st.sources[name], err = rwshard.NewConnector(cfg)
 		}
 		if err != nil {
