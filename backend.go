@@ -8,6 +8,7 @@ import (
 	"net"
 	"slices"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -43,9 +44,11 @@ type nodeConnector struct {
 	// track: statements' connections ask the server to report last_gtid
 	// (sessiontrack.go); the probes' do not need it.
 	track bool
-	// idle: read each connection's wait_timeout, for the pool to close
-	// it first (connPool.idleLimit).
-	idle bool
+	// wait is the wait_timeout a new connection's session gets when it
+	// is known without asking the connection (0: ask it), for the pool
+	// to close the connection first (connPool.idleLimit); nil for
+	// connections outside the node's pool.
+	wait func() time.Duration
 }
 
 // stmtStats counts the statement caches of one node's connections.
@@ -80,16 +83,20 @@ func (nc *nodeConnector) Connect(ctx context.Context) (driver.Conn, error) {
 		}
 		bc.trk.on.Store(true)
 	}
-	if nc.idle {
+	if nc.wait != nil {
 		// The session's value: what the DSN's parameters set, else the
 		// server's global wait_timeout (go-sql-driver does not ask for
-		// CLIENT_INTERACTIVE, so interactive_timeout never applies).
-		wt, err := bc.waitTimeoutOf(ctx)
-		if err != nil {
-			bc.Close()
-			return nil, err
+		// CLIENT_INTERACTIVE, so interactive_timeout never applies),
+		// which the probes read; without probes, one round trip here.
+		bc.waitTimeout = nc.wait()
+		if bc.waitTimeout == 0 {
+			wt, err := bc.waitTimeoutOf(ctx)
+			if err != nil {
+				bc.Close()
+				return nil, err
+			}
+			bc.waitTimeout = wt
 		}
-		bc.waitTimeout = wt
 	}
 	if nc.cacheSize > 0 {
 		bc.stmts = newStmtCache(nc.cacheSize, nc.stats)
@@ -124,6 +131,21 @@ func (bc *backendConn) waitTimeoutOf(ctx context.Context) (time.Duration, error)
 }
 
 func (bc *backendConn) serverWaitTimeout() time.Duration { return bc.waitTimeout }
+
+// sessionWait returns nodeConnector.wait for a node's pool: the DSN's
+// wait_timeout parameter (go-sql-driver sets it on every connection),
+// else probed, the node's global value as its probes last read it.
+func sessionWait(mc *mysql.Config, probed *atomic.Int64) func() time.Duration {
+	if v, ok := mc.Params["wait_timeout"]; ok {
+		secs, err := strconv.ParseFloat(strings.Trim(v, `'"`), 64)
+		d := time.Duration(secs * float64(time.Second))
+		if err != nil || d <= 0 {
+			d = 0 // an expression: ask each connection
+		}
+		return func() time.Duration { return d }
+	}
+	return func() time.Duration { return time.Duration(probed.Load()) }
+}
 
 // idleSince is when the connection last read or wrote (now when unknown):
 // one a logical connection held without using it has been idle since its

@@ -181,7 +181,7 @@ func newCluster(cfg *Config) (*cluster, error) {
 		n := &node{name: nc.Name, index: i}
 		if len(cfg.dbs) > 0 {
 			n.db = cfg.dbs[i]
-		} else if n.conns, n.probeDB, err = openNode(cfg, nc, &n.stmts, version); err != nil {
+		} else if n.conns, n.probeDB, err = openNode(cfg, nc, &n.stmts, &n.waitTimeout, version); err != nil {
 			closeNodes(cl.nodes)
 			return nil, err
 		} else {
@@ -239,7 +239,7 @@ func (cl *cluster) close() error {
 // openNode opens the backend pool of one node, and the health probes' own
 // pool of one connection that allows multi-statement queries. Both connect
 // lazily.
-func openNode(cfg *Config, nc Node, stats *stmtStats, version string) (conns *connPool, probeDB *sql.DB, err error) {
+func openNode(cfg *Config, nc Node, stats *stmtStats, probed *atomic.Int64, version string) (conns *connPool, probeDB *sql.DB, err error) {
 	mc := cfg.Backend.Clone()
 	mc.Net, mc.Addr = nc.Net, nc.Addr
 	mc.ConnectionAttributes = connAttrs(cfg, version)
@@ -268,7 +268,7 @@ func openNode(cfg *Config, nc Node, stats *stmtStats, version string) (conns *co
 		return nil, nil, &ConfigError{Key: "dsn", Value: nc.Name, Err: err}
 	}
 	lifetime := pick(nc.ConnMaxLifetime, cfg.ConnMaxLifetime)
-	conns = newConnPool(&nodeConnector{inner: inner, timeout: cfg.ConnectTimeout, cacheSize: cfg.StmtCacheSize, stats: stats, track: true, idle: true},
+	conns = newConnPool(&nodeConnector{inner: inner, timeout: cfg.ConnectTimeout, cacheSize: cfg.StmtCacheSize, stats: stats, track: true, wait: sessionWait(mc, probed)},
 		pick(nc.MaxOpenConns, cfg.MaxOpenConns), pick(nc.MaxIdleConns, cfg.MaxIdleConns), lifetime, cfg.ConnMaxIdleTime)
 	conns.capped = idleCapLogger(cfg, nc.Name)
 	// One probe at a time per node (the monitor runs one loop per node), on a

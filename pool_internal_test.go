@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/go-sql-driver/mysql"
 )
 
 // fakeConn is a driver connection that counts what the pool does to it.
@@ -426,5 +428,26 @@ func TestConnPoolServerIdleLimitAboveConfigured(t *testing.T) {
 	defer q.close()
 	if a := mustGet(t, q); a.idleLimit != time.Hour-30*time.Second {
 		t.Fatalf("idle limit %v without a configured one, want 59m30s", a.idleLimit)
+	}
+}
+
+// A new connection's wait_timeout: the DSN's parameter, else the probes'
+// reading; 0 (ask the connection) for a parameter that is no number.
+func TestSessionWait(t *testing.T) {
+	var probed atomic.Int64
+	probed.Store(int64(7 * time.Second))
+	for params, want := range map[string]time.Duration{
+		"":                      7 * time.Second,
+		"wait_timeout=60":       time.Minute,
+		"wait_timeout=%2730%27": 30 * time.Second,
+		"wait_timeout=@@x":      0,
+	} {
+		mc, err := mysql.ParseDSN("app:pw@tcp(10.0.0.1:3306)/app?" + params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := sessionWait(mc, &probed)(); got != want {
+			t.Errorf("%q: %v, want %v", params, got, want)
+		}
 	}
 }
