@@ -265,7 +265,7 @@ func flagRules(rows []*fleetRow) int {
 func readNode(ctx context.Context, n fleetNode, timeout time.Duration) (map[int64]*fleetConn, int64, error) {
 	db, conn, err := dialNode(ctx, n.cfg, n.node, checkConnectTimeout(n.cfg))
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, &fleetConnectError{err}
 	}
 	defer db.Close()
 	defer conn.Close()
@@ -313,6 +313,12 @@ WHERE a.PROCESSLIST_ID <> CONNECTION_ID()`)
 	return out, lost, nil
 }
 
+// fleetConnectError: fleet could not connect to the node.
+type fleetConnectError struct{ err error }
+
+func (e *fleetConnectError) Error() string { return e.err.Error() }
+func (e *fleetConnectError) Unwrap() error { return e.err }
+
 // hostOnly is a processlist host without its client port.
 func hostOnly(h string) string {
 	if host, _, err := net.SplitHostPort(h); err == nil {
@@ -325,17 +331,20 @@ func hostOnly(h string) string {
 // privilege fleet needs when the server refused a statement.
 func fleetError(n fleetNode, err error, timeout time.Duration) string {
 	var me *mysql.MySQLError
+	var ce *fleetConnectError
 	switch {
+	case errors.As(err, &ce):
+		var denied bool
+		return describeConnectError(n.cfg, ce.err, checkConnectTimeout(n.cfg), &denied)
 	case errors.Is(err, errPerfSchemaOff):
 		return err.Error()
 	case errors.As(err, &me) && (me.Number == 1142 || me.Number == 1044):
 		return fmt.Sprintf("%s: fleet needs SELECT on performance_schema.session_connect_attrs and performance_schema.threads (GRANT SELECT ON performance_schema.* TO '%s')",
 			errText(n.cfg, err), n.cfg.Backend.User)
-	case errors.As(err, &me) && me.Number != 1045:
-		return errText(n.cfg, err)
+	case errors.Is(err, context.DeadlineExceeded):
+		return fmt.Sprintf("no answer within -timeout=%s", timeout)
 	}
-	var denied bool
-	return describeConnectError(n.cfg, err, checkConnectTimeout(n.cfg), &denied)
+	return errText(n.cfg, err)
 }
 
 // print writes the report as tables.

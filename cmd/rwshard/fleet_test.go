@@ -185,6 +185,23 @@ func TestFleetLab(t *testing.T) {
 	}
 	assert.Equal(t, 1, rep.Problems)
 
+	// A user without PROCESS sees the same, once granted SELECT on
+	// performance_schema.
+	require.NoError(t, n.Exec(ctx, "GRANT SELECT ON performance_schema.* TO '"+lab.PlainUser+"'@'%'"))
+	r = cli(t, "fleet", "-json", n.UserDSN(lab.PlainUser, lab.PlainPassword, ""))
+	var plainRep fleetReport
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &plainRep), r.stdout)
+	require.Len(t, plainRep.Nodes, 1)
+	assert.Empty(t, plainRep.Nodes[0].Error)
+	for _, p := range plainRep.Programs {
+		if p.RWShard {
+			want := rows[p.Program+" "+p.Rules]
+			require.NotNil(t, want, "%s %s", p.Program, p.Rules)
+			assert.Equal(t, want.Connections, p.Connections, "%s %s", p.Program, p.Rules)
+			assert.Equal(t, want.Users, p.Users, "%s %s", p.Program, p.Rules)
+		}
+	}
+
 	// The same as a table.
 	r = cli(t, "fleet", n.DSN(""))
 	assert.Equal(t, exitProblem, r.code)
