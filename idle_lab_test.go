@@ -173,3 +173,71 @@ func TestIdleConnectionsCloseBeforeWaitTimeout(t *testing.T) {
 		time.Sleep(200 * time.Millisecond)
 	}
 }
+
+// Idle connections of the pool that the server closed anyway (killed
+// here) are dropped at checkout by go-sql-driver's liveness check: no
+// statement gets one.
+func TestIdlePoolConnectionsClosedByServerAreNotUsed(t *testing.T) {
+	l := rwLab.Get(t)
+	ctx := labtest.Ctx(t, time.Minute)
+	var logs syncBuffer
+	cfg, err := rwshard.ParseDSN(labDSN(l, "rwshard.driverLog=slog"))
+	require.NoError(t, err)
+	cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	cn, err := rwshard.NewConnector(cfg)
+	require.NoError(t, err)
+	db := sql.OpenDB(cn)
+	defer db.Close()
+	db.SetMaxIdleConns(0) // every logical connection gives its backend connection back to the pool
+	require.NoError(t, cn.Ready(ctx))
+
+	const n = 6
+	txs := make([]*sql.Tx, n)
+	ids := make([]int64, n)
+	for i := range txs {
+		txs[i], err = db.BeginTx(ctx, nil)
+		require.NoError(t, err)
+		require.NoError(t, txs[i].QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&ids[i]))
+	}
+	for _, tx := range txs {
+		require.NoError(t, tx.Commit())
+	}
+	admin := l.Primary().Admin()
+	for _, id := range ids {
+		_, err := admin.ExecContext(ctx, fmt.Sprintf("KILL CONNECTION %d", id))
+		require.NoError(t, err)
+	}
+	require.Eventually(t, func() bool {
+		var left int
+		require.NoError(t, admin.QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID IN ("+
+			strings.Trim(strings.Join(strings.Fields(fmt.Sprint(ids)), ","), "[]")+")").Scan(&left))
+		return left == 0
+	}, 10*time.Second, 20*time.Millisecond, "the killed connections are gone")
+
+	var failed atomic.Int64
+	var wg sync.WaitGroup
+	for w := range n {
+		wg.Go(func() {
+			for i := range 10 {
+				tx, err := db.BeginTx(ctx, nil)
+				if err == nil {
+					_, err = tx.ExecContext(ctx, "DO ?", w*10+i)
+					if err == nil {
+						err = tx.Commit()
+					} else {
+						tx.Rollback()
+					}
+				}
+				if err != nil {
+					failed.Add(1)
+					t.Log(err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	dropped := strings.Count(logs.String(), "closing bad idle connection")
+	t.Logf("%d idle connections killed; %d found dead at checkout and dropped; %d of %d transactions failed", n, dropped, failed.Load(), n*10)
+	assert.Zero(t, failed.Load())
+	assert.Positive(t, dropped, "the killed connections were met at checkout:\n%s", logs.String())
+}
