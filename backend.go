@@ -7,6 +7,8 @@ import (
 	"maps"
 	"net"
 	"slices"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -42,6 +44,11 @@ type nodeConnector struct {
 	// track: statements' connections ask the server to report last_gtid
 	// (sessiontrack.go); the probes' do not need it.
 	track bool
+	// wait is the wait_timeout a new connection's session gets when it
+	// is known without asking the connection (0: ask it), for the pool
+	// to close the connection first (connPool.idleLimit); nil for
+	// connections outside the node's pool.
+	wait func() time.Duration
 }
 
 // stmtStats counts the statement caches of one node's connections.
@@ -76,10 +83,81 @@ func (nc *nodeConnector) Connect(ctx context.Context) (driver.Conn, error) {
 		}
 		bc.trk.on.Store(true)
 	}
+	if nc.wait != nil {
+		// The session's value: what the DSN's parameters set, else the
+		// server's global wait_timeout (go-sql-driver does not ask for
+		// CLIENT_INTERACTIVE, so interactive_timeout never applies),
+		// which the probes read; without probes, one round trip here.
+		bc.waitTimeout = nc.wait()
+		if bc.waitTimeout == 0 {
+			wt, err := bc.waitTimeoutOf(ctx)
+			if err != nil {
+				bc.Close()
+				return nil, err
+			}
+			bc.waitTimeout = wt
+		}
+	}
 	if nc.cacheSize > 0 {
 		bc.stmts = newStmtCache(nc.cacheSize, nc.stats)
 	}
 	return bc, nil
+}
+
+// waitTimeoutOf reads the session's wait_timeout (0: none reported).
+func (bc *backendConn) waitTimeoutOf(ctx context.Context) (time.Duration, error) {
+	rows, err := bc.QueryContext(ctx, "SELECT @@session.wait_timeout", nil)
+	if err != nil {
+		return 0, err
+	}
+	defer rows.Close()
+	v := make([]driver.Value, 1)
+	if err := rows.Next(v); err != nil {
+		return 0, err
+	}
+	var secs float64
+	switch x := v[0].(type) {
+	case []byte:
+		secs, err = strconv.ParseFloat(string(x), 64)
+	case int64:
+		secs = float64(x)
+	case uint64:
+		secs = float64(x)
+	}
+	if err != nil || secs <= 0 {
+		return 0, nil // nothing rwshard can use: the configured idle time alone
+	}
+	return time.Duration(secs * float64(time.Second)), nil
+}
+
+func (bc *backendConn) serverWaitTimeout() time.Duration { return bc.waitTimeout }
+
+// sessionWait returns nodeConnector.wait for a node's pool: the DSN's
+// wait_timeout parameter (go-sql-driver sets it on every connection),
+// else probed, the node's global value as its probes last read it.
+func sessionWait(mc *mysql.Config, probed *atomic.Int64) func() time.Duration {
+	if v, ok := mc.Params["wait_timeout"]; ok {
+		secs, err := strconv.ParseFloat(strings.Trim(v, `'"`), 64)
+		d := time.Duration(secs * float64(time.Second))
+		if err != nil || d <= 0 {
+			d = 0 // an expression: ask each connection
+		}
+		return func() time.Duration { return d }
+	}
+	return func() time.Duration { return time.Duration(probed.Load()) }
+}
+
+// idleSince is when the connection last read or wrote (now when unknown):
+// one a logical connection held without using it has been idle since its
+// last statement, not since its release.
+func (bc *backendConn) idleSince(now time.Time) time.Time {
+	if bc.trk == nil || bc.trk.used == 0 {
+		return now
+	}
+	if t := clockBase.Add(bc.trk.used); t.Before(now) {
+		return t
+	}
+	return now
 }
 
 func (nc *nodeConnector) Driver() driver.Driver { return nc.inner.Driver() }
@@ -125,6 +203,9 @@ type backendConn struct {
 	// nil on a network rwshard does not dial itself.
 	net         net.Conn
 	interrupted atomic.Bool // its socket was closed under it: discard it
+	// waitTimeout is the session's wait_timeout, read at connect (0:
+	// unknown): the pool closes the connection before the server does.
+	waitTimeout time.Duration
 	// trk is net when rwshard dialed it: it reports the GTIDs of the
 	// connection's commits (sessiontrack.go).
 	trk *trackConn

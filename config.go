@@ -197,6 +197,8 @@ type Config struct {
 	ConnectTimeout time.Duration
 	// Pool settings of every node's backend pool (see database/sql).
 	// ConnMaxLifetime should stay below the servers' wait_timeout.
+	// ConnMaxIdleTime is capped below each connection's wait_timeout
+	// (read when it connects), and the cap is logged once per node.
 	ConnMaxLifetime time.Duration
 	ConnMaxIdleTime time.Duration
 	MaxOpenConns    int // 0: unlimited
@@ -343,6 +345,11 @@ type Config struct {
 	// name of its own, stable across the processes that exchange session
 	// tokens. Config-only: the DSN does not carry it.
 	DataSource string
+
+	// Program names the program in the connection attributes of every
+	// backend connection (rwshard_program; see `rwshard fleet`): at most
+	// 64 bytes, no comma. Empty: the executable's base name.
+	Program string
 
 	// dbs are existing handles given to OpenDB, in Nodes order. They are
 	// not closed by rwshard.
@@ -579,6 +586,9 @@ func (c *Config) normalize() error {
 
 // normalizeSettings validates and defaults everything but the hosts.
 func (c *Config) normalizeSettings() error {
+	if err := checkProgram(c.Program); err != nil {
+		return err
+	}
 	for i := range params {
 		p := &params[i]
 		if f, ok := p.field(c).(*string); ok && p.one != nil && !slices.Contains(p.one, *f) {

@@ -174,11 +174,12 @@ func newCluster(cfg *Config) (*cluster, error) {
 		cl.safeFuncs[strings.ToLower(f)] = true
 	}
 	names := cfg.readCandidates()
+	version := moduleVersion()
 	for i, nc := range cfg.Nodes {
 		n := &node{name: nc.Name, index: i}
 		if len(cfg.dbs) > 0 {
 			n.db = cfg.dbs[i]
-		} else if n.conns, n.probeDB, err = openNode(cfg, nc, &n.stmts); err != nil {
+		} else if n.conns, n.probeDB, err = openNode(cfg, nc, &n.stmts, &n.waitTimeout, version); err != nil {
 			closeNodes(cl.nodes)
 			return nil, err
 		} else {
@@ -236,9 +237,10 @@ func (cl *cluster) close() error {
 // openNode opens the backend pool of one node, and the health probes' own
 // pool of one connection that allows multi-statement queries. Both connect
 // lazily.
-func openNode(cfg *Config, nc Node, stats *stmtStats) (conns *connPool, probeDB *sql.DB, err error) {
+func openNode(cfg *Config, nc Node, stats *stmtStats, probed *atomic.Int64, version string) (conns *connPool, probeDB *sql.DB, err error) {
 	mc := cfg.Backend.Clone()
 	mc.Net, mc.Addr = nc.Net, nc.Addr
+	mc.ConnectionAttributes = connAttrs(cfg, version)
 	// rwshard handles read-only rejections itself (see Config.Backend).
 	mc.RejectReadOnly = false
 	switch cfg.DriverLog {
@@ -264,8 +266,9 @@ func openNode(cfg *Config, nc Node, stats *stmtStats) (conns *connPool, probeDB 
 		return nil, nil, &ConfigError{Key: "dsn", Value: nc.Name, Err: err}
 	}
 	lifetime := pick(nc.ConnMaxLifetime, cfg.ConnMaxLifetime)
-	conns = newConnPool(&nodeConnector{inner: inner, timeout: cfg.ConnectTimeout, cacheSize: cfg.StmtCacheSize, stats: stats, track: true},
+	conns = newConnPool(&nodeConnector{inner: inner, timeout: cfg.ConnectTimeout, cacheSize: cfg.StmtCacheSize, stats: stats, track: true, wait: sessionWait(mc, probed)},
 		pick(nc.MaxOpenConns, cfg.MaxOpenConns), pick(nc.MaxIdleConns, cfg.MaxIdleConns), lifetime, cfg.ConnMaxIdleTime)
+	conns.capped = idleCapLogger(cfg, nc.Name)
 	// One probe at a time per node (the monitor runs one loop per node), on a
 	// connection it holds (heldProbe); the heartbeat writer's beside it.
 	probeDB = sql.OpenDB(&nodeConnector{inner: probeInner, timeout: cfg.ConnectTimeout})

@@ -30,8 +30,8 @@
 // start in the background (see Connector.Ready).
 //
 // Sharding is a module of its own, github.com/rwshard/rwshard/shard: a
-// blank import of it registers it, and a Config with RulesFile or Rules
-// needs it.
+// blank import of it registers it, and a Config whose Sharding names
+// rules needs it.
 //
 // Read-your-writes has a scope: the Session in the context
 // (WithSession, Connector.ResumeSession), else the process's scope of the
@@ -64,7 +64,7 @@
 //	rwshard.replicaFunctions    stored functions safe on replicas, or *  none
 //	rwshard.connectTimeout      bounds dial and handshake                3s
 //	rwshard.connMaxLifetime     keep it below the servers' wait_timeout  3m
-//	rwshard.connMaxIdleTime                                              1m
+//	rwshard.connMaxIdleTime     capped below the servers' wait_timeout   1m
 //	rwshard.maxOpenConns        per node, 0 unlimited                    0
 //	rwshard.maxIdleConns        per node                                 16
 //	rwshard.stmtCacheSize       prepared statements per connection       256
@@ -86,6 +86,7 @@
 //	rwshard.health              probes on or off                         true (OpenDB: false)
 //	rwshard.probeInterval                                                1s
 //	rwshard.probeTimeout                                                 500ms
+//	rwshard.program             program name in connection attributes    executable's name
 //	rwshard.failAfter           failures in a row that take a node out   3
 //	rwshard.heartbeatTable      a pt-heartbeat table                     none
 //	rwshard.heartbeatWrite      write the heartbeat (needs the table)    false

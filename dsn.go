@@ -287,6 +287,7 @@ var params = []param{
 	{name: "poolFallback", field: func(c *Config) any { return &c.PoolFallback }, help: "error, primary, default or a pool name"},
 	{name: "probeInterval", field: func(c *Config) any { return &c.ProbeInterval }},
 	{name: "probeTimeout", field: func(c *Config) any { return &c.ProbeTimeout }},
+	{name: "program", field: func(c *Config) any { return &c.Program }, help: "a program name for connection attributes"},
 	{name: "readOnlyTx", field: func(c *Config) any { return (*string)(&c.ReadOnlyTx) }, one: []string{"primary", "replica"}},
 	{name: "replayLimit", field: func(c *Config) any { return &c.ReplayLimit }},
 	{name: "resetSession", field: func(c *Config) any { return &c.ResetSession }},

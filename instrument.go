@@ -246,3 +246,17 @@ func (d driverLogger) Print(v ...any) {
 	}
 	l.Warn(redact.ErrorText(strings.TrimSpace(fmt.Sprint(v...))), "source", "go-sql-driver", "node", d.node)
 }
+
+// idleCapLogger reports, once per node, that the node's wait_timeout caps
+// rwshard.connMaxIdleTime: idle connections are closed sooner than
+// configured, before the server closes them.
+func idleCapLogger(cfg *Config, node string) func(configured, waitTimeout, limit time.Duration) {
+	return func(configured, waitTimeout, limit time.Duration) {
+		conf := configured.String()
+		if configured == 0 {
+			conf = "0 (no limit)"
+		}
+		cfg.logger().Info("rwshard: idle connections closed sooner than rwshard.connMaxIdleTime: the server closes them at wait_timeout",
+			"node", node, "connMaxIdleTime", conf, "wait_timeout", waitTimeout, "idle_limit", limit)
+	}
+}

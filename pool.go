@@ -24,19 +24,30 @@ import (
 // Idle connections are reused newest first. A checkout costs one lock and
 // no allocation; waiting for a connection at the cap is first come, first
 // served.
+//
+// No connection stays idle as long as the server lets it: a connection
+// that knows its session's wait_timeout (serverIdler) is closed after
+// serverIdleLimit of it at the latest, below the configured idle time
+// when that is longer, so that the server never closes an idle pooled
+// connection under a client that is about to use it.
 type connPool struct {
 	connector   driver.Connector
 	maxOpen     int // 0: no limit
 	maxIdle     int
 	maxLifetime time.Duration // 0: forever
 	maxIdleTime time.Duration // 0: forever
+	// capped is told, once, that the server's idle limit is below
+	// maxIdleTime (nil: nobody to tell).
+	capped func(configured, waitTimeout, limit time.Duration)
 
 	mu      sync.Mutex
 	idle    []*poolConn // most recently returned last
 	open    int         // connections open or being opened
 	waiters []chan poolGrant
 	closed  bool
-	cleaner bool // the cleaner goroutine runs
+	cleaner bool          // the cleaner goroutine runs
+	tick    time.Duration // the cleaner's period
+	told    bool          // capped was called
 	done    chan struct{}
 
 	waitCount, idleClosed, idleTimeClosed, lifetimeClosed int64
@@ -49,6 +60,25 @@ type poolConn struct {
 	created  time.Time
 	returned time.Time
 	used     bool // checked out before: reset it before its next use
+	// idleLimit closes it after this long idle (0: never): maxIdleTime,
+	// or less when its server would close it sooner.
+	idleLimit time.Duration
+}
+
+// serverIdler is a connection that knows its session's wait_timeout (0:
+// unknown), read when it connected, and since when it has been idle.
+type serverIdler interface {
+	serverWaitTimeout() time.Duration
+	idleSince(now time.Time) time.Time
+}
+
+// serverIdleLimit is how long a connection whose session has wait_timeout
+// wt may stay idle: a third of wt (at most 30 s) below it, for the
+// cleaner's period and the time between the server's last packet and the
+// connection's return to the pool.
+func serverIdleLimit(wt time.Duration) (limit, margin time.Duration) {
+	margin = min(wt/3, 30*time.Second)
+	return wt - margin, margin
 }
 
 // poolGrant is what a waiter receives: a connection, a reserved slot to
@@ -64,8 +94,12 @@ func newConnPool(c driver.Connector, maxOpen, maxIdle int, lifetime, idleTime ti
 	if maxOpen > 0 && maxIdle > maxOpen {
 		maxIdle = maxOpen
 	}
+	d := lifetime
+	if idleTime > 0 && (d == 0 || idleTime < d) {
+		d = idleTime
+	}
 	return &connPool{connector: c, maxOpen: maxOpen, maxIdle: max(maxIdle, 0),
-		maxLifetime: lifetime, maxIdleTime: idleTime, done: make(chan struct{})}
+		maxLifetime: lifetime, maxIdleTime: idleTime, tick: max(d/2, time.Second), done: make(chan struct{})}
 }
 
 // affinityScan bounds how many idle connections get looks through for
@@ -93,9 +127,19 @@ func (p *connPool) get(ctx context.Context, vars string) (*poolConn, error) {
 			p.idle[n-1] = nil
 			p.idle = p.idle[:n-1]
 			p.mu.Unlock()
-			if p.expired(pc, time.Now()) {
+			now := time.Now()
+			if p.expired(pc, now) {
 				p.mu.Lock()
 				p.lifetimeClosed++
+				p.mu.Unlock()
+				p.discard(pc)
+				continue
+			}
+			if pc.idleTooLong(now) {
+				// The cleaner had not come by yet: the server may be
+				// closing it now.
+				p.mu.Lock()
+				p.idleTimeClosed++
 				p.mu.Unlock()
 				p.discard(pc)
 				continue
@@ -186,7 +230,36 @@ func (p *connPool) connect(ctx context.Context) (*poolConn, error) {
 		p.released()
 		return nil, err
 	}
-	return &poolConn{dc: dc, created: time.Now()}, nil
+	return &poolConn{dc: dc, created: time.Now(), idleLimit: p.idleLimit(dc)}, nil
+}
+
+// idleLimit is how long dc may stay idle: maxIdleTime, capped below the
+// server's wait_timeout when dc knows it. The first cap below the
+// configured idle time is reported.
+func (p *connPool) idleLimit(dc driver.Conn) time.Duration {
+	si, ok := dc.(serverIdler)
+	if !ok || si.serverWaitTimeout() <= 0 {
+		return p.maxIdleTime
+	}
+	wt := si.serverWaitTimeout()
+	limit, margin := serverIdleLimit(wt)
+	if p.maxIdleTime > 0 && p.maxIdleTime <= limit {
+		return p.maxIdleTime
+	}
+	p.mu.Lock()
+	p.tick = min(p.tick, max(margin/2, 100*time.Millisecond))
+	tell := !p.told && p.capped != nil
+	p.told = true
+	p.mu.Unlock()
+	if tell {
+		p.capped(p.maxIdleTime, wt, limit)
+	}
+	return limit
+}
+
+// idleTooLong reports a connection idle for its idle limit or longer.
+func (pc *poolConn) idleTooLong(now time.Time) bool {
+	return pc.idleLimit > 0 && now.Sub(pc.returned) >= pc.idleLimit
 }
 
 // reset prepares a connection used before for its next user; a broken
@@ -225,6 +298,9 @@ func (p *connPool) put(pc *poolConn, discard bool) {
 		return
 	}
 	pc.used, pc.returned = true, now
+	if si, ok := pc.dc.(serverIdler); ok {
+		pc.returned = si.idleSince(now)
+	}
 	p.mu.Lock()
 	if len(p.waiters) > 0 {
 		w := p.waiters[0]
@@ -242,7 +318,7 @@ func (p *connPool) put(pc *poolConn, discard bool) {
 		return
 	}
 	p.idle = append(p.idle, pc)
-	if !p.cleaner && (p.maxLifetime > 0 || p.maxIdleTime > 0) {
+	if !p.cleaner && (p.maxLifetime > 0 || pc.idleLimit > 0) {
 		p.cleaner = true
 		go p.clean()
 	}
@@ -270,14 +346,14 @@ func (p *connPool) released() {
 	p.mu.Unlock()
 }
 
-// clean closes idle connections past their lifetime or idle time, as
-// database/sql's connection cleaner does, at most once a second.
+// clean closes idle connections past their lifetime or idle limit, as
+// database/sql's connection cleaner does: at most once a second, or more
+// often when a server's idle limit needs it (see idleLimit).
 func (p *connPool) clean() {
-	d := p.maxLifetime
-	if p.maxIdleTime > 0 && (d == 0 || p.maxIdleTime < d) {
-		d = p.maxIdleTime
-	}
-	t := time.NewTicker(max(d/2, time.Second))
+	p.mu.Lock()
+	d := p.tick
+	p.mu.Unlock()
+	t := time.NewTimer(d)
 	defer t.Stop()
 	for {
 		select {
@@ -286,13 +362,14 @@ func (p *connPool) clean() {
 		case now := <-t.C:
 			var old []*poolConn
 			p.mu.Lock()
+			t.Reset(p.tick)
 			kept := p.idle[:0]
 			for _, pc := range p.idle {
 				switch {
 				case p.expired(pc, now):
 					p.lifetimeClosed++
 					old = append(old, pc)
-				case p.maxIdleTime > 0 && now.Sub(pc.returned) >= p.maxIdleTime:
+				case pc.idleTooLong(now):
 					p.idleTimeClosed++
 					old = append(old, pc)
 				default:

@@ -4,10 +4,13 @@ import (
 	"context"
 	"database/sql/driver"
 	"errors"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/go-sql-driver/mysql"
 )
 
 // fakeConn is a driver connection that counts what the pool does to it.
@@ -18,7 +21,11 @@ type fakeConn struct {
 	closed  atomic.Bool
 	invalid atomic.Bool
 	badNext atomic.Bool // the next ResetSession reports driver.ErrBadConn
+	wait    time.Duration
 }
+
+func (c *fakeConn) serverWaitTimeout() time.Duration  { return c.wait }
+func (c *fakeConn) idleSince(now time.Time) time.Time { return now }
 
 func (c *fakeConn) Close() error { c.closed.Store(true); return nil }
 func (c *fakeConn) IsValid() bool {
@@ -36,6 +43,7 @@ type fakeConnector struct {
 	mu    sync.Mutex
 	conns []*fakeConn
 	err   error
+	wait  time.Duration // the wait_timeout its connections report
 }
 
 func (f *fakeConnector) Connect(context.Context) (driver.Conn, error) {
@@ -44,7 +52,7 @@ func (f *fakeConnector) Connect(context.Context) (driver.Conn, error) {
 	if f.err != nil {
 		return nil, f.err
 	}
-	c := &fakeConn{id: len(f.conns)}
+	c := &fakeConn{id: len(f.conns), wait: f.wait}
 	f.conns = append(f.conns, c)
 	return c, nil
 }
@@ -354,3 +362,92 @@ type connectorFunc func() driver.Conn
 
 func (f connectorFunc) Connect(context.Context) (driver.Conn, error) { return f(), nil }
 func (f connectorFunc) Driver() driver.Driver                        { return nil }
+
+// A server's wait_timeout below the configured idle time caps it, once
+// reported: the cleaner closes an idle connection before the server
+// would, and a checkout never takes one idle past the cap.
+func TestConnPoolServerIdleLimit(t *testing.T) {
+	fc := &fakeConnector{wait: 600 * time.Millisecond}
+	p := newConnPool(fc, 0, 4, 0, time.Minute)
+	var told []time.Duration
+	var mu sync.Mutex
+	p.capped = func(configured, wait, limit time.Duration) {
+		mu.Lock()
+		told = append(told, configured, wait, limit)
+		mu.Unlock()
+	}
+	defer p.close()
+	a, b := mustGet(t, p), mustGet(t, p)
+	if a.idleLimit != 400*time.Millisecond {
+		t.Fatalf("idle limit %v under wait_timeout 600ms, want 400ms", a.idleLimit)
+	}
+	p.put(a, false)
+	returned := time.Now()
+	deadline := returned.Add(5 * time.Second)
+	for !a.dc.(*fakeConn).closed.Load() {
+		if time.Now().After(deadline) {
+			t.Fatal("the cleaner did not close a connection idle past the server's limit")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if d := time.Since(returned); d >= 600*time.Millisecond {
+		t.Errorf("closed after %v idle: not before the server's wait_timeout", d)
+	}
+
+	// A checkout before the cleaner's next round never takes it either.
+	p.put(b, false)
+	p.mu.Lock()
+	b.returned = time.Now().Add(-time.Second)
+	p.mu.Unlock()
+	c := mustGet(t, p)
+	if c == b || !b.dc.(*fakeConn).closed.Load() {
+		t.Fatal("a connection idle past the server's limit was handed out")
+	}
+	p.put(c, false)
+	if s := p.stats(); s.MaxIdleTimeClosed != 2 {
+		t.Errorf("MaxIdleTimeClosed %d, want 2", s.MaxIdleTimeClosed)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if want := []time.Duration{time.Minute, 600 * time.Millisecond, 400 * time.Millisecond}; !slices.Equal(told, want) {
+		t.Errorf("reported %v, want once %v", told, want)
+	}
+}
+
+// A configured idle time below the server's limit stands, unreported.
+func TestConnPoolServerIdleLimitAboveConfigured(t *testing.T) {
+	fc := &fakeConnector{wait: time.Hour}
+	p := newConnPool(fc, 0, 4, 0, time.Minute)
+	p.capped = func(configured, wait, limit time.Duration) { t.Errorf("reported %v %v %v", configured, wait, limit) }
+	defer p.close()
+	if a := mustGet(t, p); a.idleLimit != time.Minute {
+		t.Fatalf("idle limit %v, want the configured 1m", a.idleLimit)
+	}
+	// No configured limit: the server's, a third below it (30 s at most).
+	q := newConnPool(fc, 0, 4, 0, 0)
+	defer q.close()
+	if a := mustGet(t, q); a.idleLimit != time.Hour-30*time.Second {
+		t.Fatalf("idle limit %v without a configured one, want 59m30s", a.idleLimit)
+	}
+}
+
+// A new connection's wait_timeout: the DSN's parameter, else the probes'
+// reading; 0 (ask the connection) for a parameter that is no number.
+func TestSessionWait(t *testing.T) {
+	var probed atomic.Int64
+	probed.Store(int64(7 * time.Second))
+	for params, want := range map[string]time.Duration{
+		"":                      7 * time.Second,
+		"wait_timeout=60":       time.Minute,
+		"wait_timeout=%2730%27": 30 * time.Second,
+		"wait_timeout=@@x":      0,
+	} {
+		mc, err := mysql.ParseDSN("app:pw@tcp(10.0.0.1:3306)/app?" + params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := sessionWait(mc, &probed)(); got != want {
+			t.Errorf("%q: %v, want %v", params, got, want)
+		}
+	}
+}

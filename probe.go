@@ -135,6 +135,16 @@ func (cl *cluster) probeOnce(ctx context.Context, conn *sql.Conn, n *node, multi
 	if n.flavor.Load() == flavorMySQL {
 		stmts[probePositions] = "SELECT @@read_only, @@global.gtid_executed, @@global.gtid_executed"
 	}
+	var binlogPos, appliedPos sql.NullString
+	var waitTimeout sql.NullInt64
+	positions := []any{&r.ReadOnly, &binlogPos, &appliedPos}
+	if n.conns != nil {
+		// The node's own pool closes idle connections before the server
+		// does (connPool.idleLimit): it learns the limit here, at no
+		// round trip of its own.
+		stmts[probePositions] += ", @@global.wait_timeout"
+		positions = append(positions, &waitTimeout)
+	}
 	stmts[probeReplica] = "SHOW REPLICA STATUS"
 	if n.oldShow.Load() {
 		stmts[probeReplica] = "SHOW SLAVE STATUS"
@@ -145,11 +155,10 @@ func (cl *cluster) probeOnce(ctx context.Context, conn *sql.Conn, n *node, multi
 	if t := cl.cfg.HeartbeatTable; t != "" {
 		stmts = append(stmts, "SELECT MAX(ts) FROM "+t)
 	}
-	var binlogPos, appliedPos sql.NullString
 	failed, err := queryEach(ctx, conn, multi, stmts, func(i int, rows *sql.Rows) error {
 		switch i {
 		case probePositions:
-			return scanOne(rows, &r.ReadOnly, &binlogPos, &appliedPos)
+			return scanOne(rows, positions...)
 		case probeReplica:
 			return readReplicaStatus(rows, &r)
 		default:
@@ -175,6 +184,9 @@ func (cl *cluster) probeOnce(ctx context.Context, conn *sql.Conn, n *node, multi
 		// no heartbeat yet, or none readable: the GTID samples still speak
 	default:
 		return r, err
+	}
+	if waitTimeout.Valid && waitTimeout.Int64 > 0 {
+		n.waitTimeout.Store(int64(time.Duration(waitTimeout.Int64) * time.Second))
 	}
 	if n.noReplicaStatus.Load() && r.ReadOnly {
 		// A read-only node without visible replica status: taken as a
@@ -337,6 +349,10 @@ type nodeProbeState struct {
 	oldShow         atomic.Bool // the server does not know SHOW REPLICA STATUS
 	noReplicaStatus atomic.Bool // the user may not run it (see probeOnce)
 	held            heldProbe   // the probes' connection, on nodes rwshard opened
+	// waitTimeout is the server's @@global.wait_timeout as the last probe
+	// read it (0: not yet, or not probed): what a new session gets, and so
+	// how long the node's pool may keep a new connection idle.
+	waitTimeout atomic.Int64
 }
 
 // heldProbe is the connection of node.probeDB that a node's probes run

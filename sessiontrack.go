@@ -5,6 +5,7 @@ import (
 	"net"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/rwshard/rwshard/internal/monitor"
 )
@@ -62,6 +63,9 @@ const (
 // writes it, as go-sql-driver does; gen is read by that goroutine too.
 type trackConn struct {
 	net.Conn
+	// used is monotonic() at the connection's last read or write: the
+	// server counts wait_timeout from about then (connPool.put).
+	used   time.Duration
 	state  uint8
 	caps   uint32 // capabilities the client asked for (with session tracking)
 	server uint32 // capabilities the server offered
@@ -151,6 +155,7 @@ func (t *trackConn) since(gen, lost uint64) (monitor.GTIDSet, int) {
 // writes one packet per call (writePacket); a packet with sequence
 // number 0 starts a command.
 func (t *trackConn) Write(p []byte) (int, error) {
+	t.used = monotonic()
 	switch {
 	case t.state == trkOff || len(p) < 5:
 	case t.state == trkLogin && p[3] == 1 && t.caps == 0:
@@ -193,6 +198,9 @@ func (t *trackConn) command(cmd byte) {
 // Read passes the server's bytes on and follows its packets.
 func (t *trackConn) Read(p []byte) (int, error) {
 	n, err := t.Conn.Read(p)
+	if n > 0 {
+		t.used = monotonic()
+	}
 	if n > 0 && t.state != trkIdle && t.state != trkOff && t.state != trkLogin {
 		t.feed(p[:n])
 	}

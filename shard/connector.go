@@ -21,7 +21,7 @@ import (
 // The sharded connector: the rules, and one ordinary rwshard.Connector
 // (primary + replicas, with health, balancing and consistency) per data
 // source. A blank import of this package registers it with the driver,
-// which opens it for a Config with RulesFile or Rules.
+// which opens it for a Config whose Sharding has RulesFile or Rules.
 
 var _ shardhook.Connector = (*connector)(nil)
 
@@ -109,6 +109,7 @@ func (c *connector) build(rules *Rules, prev *state) (*state, error) {
 	}
 	st := &state{rules: rules, router: NewRouter(rules),
 		sources: map[string]*rwshard.Connector{}, keys: map[string]string{}, drained: make(chan struct{})}
+	digest := rules.Digest()
 	for name, ds := range rules.DataSources {
 		key := fmt.Sprint(ds.Primary, ds.Replicas, ds.Balance, ds.Weights)
 		st.keys[name] = key
@@ -118,6 +119,9 @@ func (c *connector) build(rules *Rules, prev *state) (*state, error) {
 		}
 		cfg, err := dataSourceConfig(c.base, ds)
 		if err == nil {
+			// A data source a reload keeps keeps its connections, and
+			// their rwshard_rules: the digest of the rules it opened with.
+			cfg.Backend.ConnectionAttributes = withRules(cfg.Backend.ConnectionAttributes, digest)
 			st.sources[name], err = rwshard.NewConnector(cfg)
 		}
 		if err != nil {

@@ -1,9 +1,11 @@
 // Command rwshard checks an rwshard configuration against the servers it
-// names, explains where a statement would run, shows replica lag live, and
-// runs a local MariaDB replication lab.
+// names, explains where a statement would run, shows replica lag live,
+// lists which programs run which rwshard version and rules, and runs a
+// local MariaDB replication lab.
 //
 //	rwshard check [-json] CONFIG|DSN               # rules proof, connectivity, roles, replication, settings, data nodes
 //	rwshard explain [-json] CONFIG "SQL" [ARG...]  # where a statement would run, and why
+//	rwshard fleet [-json] CONFIG                   # programs × rwshard version × rules, with connection counts
 //	rwshard lag [-json] CONFIG [-interval 1s] [-count N]  # live health, lag and reasons
 //	rwshard lab up [-topology rw|sharded]          # start a detached local lab (sharded: and its rules files)
 //	rwshard lab status [-dsn|-rules] | lab down    # inspect it, stop it

@@ -37,6 +37,9 @@ Commands:
                           sharding columns
   explain CONFIG SQL [ARG...]
                           show where a statement would run now, and why
+  fleet CONFIG            which programs run which rwshard version and which
+                          sharding rules, with their connection counts, from
+                          performance_schema.session_connect_attrs
   lag CONFIG              live table of every node: role, up, fenced, lag,
                           in-flight, queries and why a node is out, refreshed
                           every -interval
@@ -50,8 +53,8 @@ Commands:
   help [COMMAND]          this text, or a command's flags
 
 Flags go anywhere after the command (-flag or --flag); "--" ends them, and
-an argument that is a number ("-5", "-1.5") is never a flag. check, explain
-and lag take -json (one JSON document on stdout; lag: one JSON object per
+an argument that is a number ("-5", "-1.5") is never a flag. check, explain,
+fleet and lag take -json (one JSON document on stdout; lag: one JSON object per
 refresh) and -defaults-file FILE.
 
 CONFIG is an rwshard DSN, the first host being the primary:
@@ -99,7 +102,7 @@ func (e *env) errorf(format string, args ...any) {
 }
 
 func commands() []*command {
-	return []*command{checkCommand(), explainCommand(), lagCommand(), labCommand(), versionCommand()}
+	return []*command{checkCommand(), explainCommand(), fleetCommand(), lagCommand(), labCommand(), versionCommand()}
 }
 
 // commandList names the commands for an error message.

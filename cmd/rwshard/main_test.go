@@ -143,8 +143,8 @@ func TestUsageErrors(t *testing.T) {
 		lines int    // how many lines
 	}{
 		{nil, "usage: rwshard COMMAND [flags] [arguments]", 3},
-		{[]string{"frobnicate"}, `rwshard: unknown command "frobnicate"; commands: check, explain, lag, lab, version, help`, 1},
-		{[]string{"help", "nope"}, `rwshard: help: unknown command "nope"; commands: check, explain, lag, lab, version, help`, 1},
+		{[]string{"frobnicate"}, `rwshard: unknown command "frobnicate"; commands: check, explain, fleet, lag, lab, version, help`, 1},
+		{[]string{"help", "nope"}, `rwshard: help: unknown command "nope"; commands: check, explain, fleet, lag, lab, version, help`, 1},
 		{[]string{"help", "lab", "sideways"}, `rwshard: help: lab has no subcommand "sideways"`, 1},
 		{[]string{"check"}, "rwshard: check: want one CONFIG or DSN, got 0 arguments", 3},
 		{[]string{"check", "a(b)/c", "d"}, "rwshard: check: want one CONFIG or DSN, got 2 arguments", 3},
@@ -190,7 +190,7 @@ func TestUsageErrors(t *testing.T) {
 	r := cli(t, "explain")
 	assert.Contains(t, r.stderr, "\nusage: rwshard explain [flags] CONFIG SQL [ARG...]\n")
 	// Where the details are, they are.
-	for _, name := range []string{"check", "explain", "lag", "lab", "lab up", "lab status", "lab down", "version"} {
+	for _, name := range []string{"check", "explain", "fleet", "lag", "lab", "lab up", "lab status", "lab down", "version"} {
 		r := cli(t, append([]string{"help"}, strings.Fields(name)...)...)
 		assert.Equal(t, exitOK, r.code, name)
 		assert.True(t, strings.HasPrefix(r.stdout, "usage: rwshard "+name+" "), r.stdout)
@@ -325,7 +325,10 @@ func TestNoCommandPrintsThePassword(t *testing.T) {
 			{"explain", dsn, "SELECT 1"},
 			{"explain", "-json", dsn, "SELECT ?", "1"},
 			{"lag", "-count", "1", "-interval", "100ms", dsn},
+			{"fleet", "-timeout", "1s", dsn},
+			{"fleet", "-json", "-timeout", "1s", dsn},
 			{"check", dsn, "extra"},
+			{"fleet", dsn, "extra"},
 		} {
 			r := cli(t, args...)
 			out := r.stdout + r.stderr

@@ -24,6 +24,10 @@ type Options struct {
 	Detach bool
 	// Dir is the parent of the lab's directory; os.TempDir() if empty.
 	Dir string
+	// ServerArgs are more mariadbd options for every node, after the
+	// lab's own (which they override): "--performance-schema=ON" for a
+	// test that reads performance_schema.
+	ServerArgs []string
 }
 
 // RW is the read/write splitting topology: one primary and two replicas,
@@ -125,7 +129,8 @@ func Start(ctx context.Context, o Options) (l *Lab, err error) {
 				return l, fmt.Errorf("lab: free port: %w", err)
 			}
 			n := &Node{Name: name, Group: g.Name, ServerID: id, Port: port,
-				Dir: filepath.Join(dir, name), mariadbd: mariadbd, detach: o.Detach, readOnly: r > 0}
+				Dir: filepath.Join(dir, name), mariadbd: mariadbd, detach: o.Detach, readOnly: r > 0,
+				args: o.ServerArgs}
 			g.Nodes = append(g.Nodes, n)
 		}
 		g.primary = g.Nodes[0]

@@ -28,6 +28,7 @@ type Node struct {
 
 	mariadbd string
 	detach   bool
+	args     []string // Options.ServerArgs
 
 	mu       sync.Mutex
 	proc     *process // nil: not running
@@ -107,6 +108,7 @@ func (n *Node) spawn(detach bool, extra ...string) error {
 			"--gtid-strict-mode=ON",
 			"--read-only="+onOff(readOnly))
 		args = append(args, serverArgs...)
+		args = append(args, n.args...)
 	}
 	args = append(args, extra...)
 	if n.mariadbd == "" { // an attached lab looks it up only to restart a node

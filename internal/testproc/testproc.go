@@ -36,3 +36,14 @@ func Each(t *testing.T, variants ...string) {
 		}
 	}
 }
+
+// Command returns, unstarted, a process of t's test binary that runs only
+// t's test with Variant() returning variant: for a test that needs
+// several processes running at once (Each runs one after another). The
+// caller starts it, and waits for it or kills it.
+func Command(t *testing.T, variant string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^"+regexp.QuoteMeta(t.Name())+"$", "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), envKey+"="+variant)
+	return cmd
+}
