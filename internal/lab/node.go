@@ -28,6 +28,7 @@ type Node struct {
 
 	mariadbd string
 	detach   bool
+	galera   *galeraNode // nil: not a Galera node
 
 	mu       sync.Mutex
 	proc     *process // nil: not running
@@ -99,7 +100,15 @@ func (n *Node) spawn(detach bool, extra ...string) error {
 	n.mu.Lock()
 	readOnly := n.readOnly
 	n.mu.Unlock()
-	if n.Port > 0 {
+	switch {
+	case n.Port > 0 && n.galera != nil:
+		args = append(args,
+			"--port="+strconv.Itoa(n.Port),
+			"--server-id="+strconv.Itoa(n.ServerID),
+			"--log-bin=bin", "--binlog-format=ROW", "--log-slave-updates=ON")
+		args = append(args, serverArgs...)
+		args = append(args, n.galera.args(n)...)
+	case n.Port > 0:
 		args = append(args,
 			"--port="+strconv.Itoa(n.Port),
 			"--server-id="+strconv.Itoa(n.ServerID),
