@@ -71,6 +71,7 @@ type cluster struct {
 	// once, beside budget, which every statement reads too.
 	report, ryw bool
 	probing     bool      // health probes run: Config.Health, and more than one node
+	galera      bool      // Config.Topology is TopologyGalera
 	cands       sync.Pool // *[]balance.Candidate, one per concurrent pick
 
 	// safeFuncs: Config.ReplicaFunctions, lower case; anyFunc for "*".

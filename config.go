@@ -78,6 +78,20 @@ const (
 	CausalFast CausalWait = "fast"
 )
 
+// Topology says what the hosts are (docs/galera.md).
+type Topology string
+
+const (
+	// TopologyReplication: a primary and asynchronous replicas; the
+	// primary is the node with read_only OFF (default).
+	TopologyReplication Topology = "replication"
+	// TopologyGalera: the hosts are the nodes of one Galera cluster, every
+	// one writable. rwshard writes on one of them, the same for every
+	// process with the same configuration (GaleraWriters), and reads on
+	// the others that serve.
+	TopologyGalera Topology = "galera"
+)
+
 // Fallback says what a read does when no replica qualifies.
 type Fallback string
 
@@ -186,6 +200,25 @@ type Config struct {
 	// or, for a user with SUPER, write there and break its replication.
 	// "*" allows every function.
 	ReplicaFunctions []string
+
+	// Topology says what the hosts are; TopologyReplication by default.
+	Topology Topology
+	// GaleraWriters lists node names in the order they are preferred as
+	// the Galera writer: the first that serves writes. Nodes left out
+	// come after, by wsrep_local_index. Empty: the serving node with the
+	// lowest wsrep_local_index, as MaxScale's galeramon chooses.
+	GaleraWriters []string
+	// GaleraNoFailback keeps the writer while it serves, even when a node
+	// preferred before it serves again. Processes that saw different
+	// histories may then choose different writers.
+	GaleraNoFailback bool
+	// GaleraDonor lets a node that is a state-transfer donor serve reads
+	// (and be the writer); by default a donor serves nothing.
+	GaleraDonor bool
+	// GaleraMaxRecvQueue fences a node for reads while more write-sets
+	// than this wait in its receive queue (wsrep_local_recv_queue); 0: no
+	// limit.
+	GaleraMaxRecvQueue int
 
 	// ReadOnlyTx: where sql.TxOptions{ReadOnly: true} transactions run.
 	ReadOnlyTx TxReadMode
@@ -396,6 +429,7 @@ func NewConfig() *Config {
 		StmtCacheSize:       defaultStmtCacheSize,
 		ClassifierCacheSize: defaultClassifierCacheSize,
 		Consistency:         ConsistencyCausal,
+		Topology:            TopologyReplication,
 		SessionWindow:       defaultSessionWindow,
 		CausalWait:          CausalWaitOnReplica,
 		CausalTimeout:       defaultCausalTimeout,
@@ -472,6 +506,7 @@ func (c *Config) Clone() *Config {
 		}
 	}
 	out.ReplicaFunctions = slices.Clone(c.ReplicaFunctions)
+	out.GaleraWriters = slices.Clone(c.GaleraWriters)
 	out.SessionKey = slices.Clone(c.SessionKey)
 	out.dbs = slices.Clone(c.dbs)
 	return &out
@@ -567,6 +602,14 @@ func (c *Config) normalize() error {
 			return err
 		}
 	}
+	for i, name := range c.GaleraWriters {
+		if _, ok := seen[name]; !ok {
+			return configErr("rwshard.galeraWriters", name, "not a node; nodes: %s", nodeNames(c.Nodes))
+		}
+		if slices.Index(c.GaleraWriters, name) != i {
+			return configErr("rwshard.galeraWriters", name, "named twice")
+		}
+	}
 	return c.normalizeSettings()
 }
 
@@ -604,6 +647,18 @@ func (c *Config) normalizeSettings() error {
 	c.ProbeTimeout = pick(c.ProbeTimeout, defaultProbeTimeout)
 	c.FailAfter = pick(c.FailAfter, defaultFailAfter)
 	c.ShardConcurrency = pick(c.ShardConcurrency, defaultShardConcurrency)
+	if c.Topology != TopologyGalera {
+		switch {
+		case len(c.GaleraWriters) > 0:
+			return configErr("rwshard.galeraWriters", strings.Join(c.GaleraWriters, ","), "needs rwshard.topology=galera")
+		case c.GaleraNoFailback:
+			return configErr("rwshard.galeraNoFailback", "true", "needs rwshard.topology=galera")
+		case c.GaleraDonor:
+			return configErr("rwshard.galeraDonor", "true", "needs rwshard.topology=galera")
+		case c.GaleraMaxRecvQueue > 0:
+			return configErr("rwshard.galeraMaxRecvQueue", strconv.Itoa(c.GaleraMaxRecvQueue), "needs rwshard.topology=galera")
+		}
+	}
 	if c.HeartbeatWrite && c.HeartbeatTable == "" {
 		return configErr("rwshard.heartbeatWrite", "true", "needs rwshard.heartbeatTable")
 	}

@@ -155,6 +155,7 @@ func newCluster(cfg *Config) (*cluster, error) {
 	}
 	cl := &cluster{
 		cfg:        cfg,
+		galera:     cfg.Topology == TopologyGalera,
 		byName:     make(map[string]*node, len(cfg.Nodes)),
 		policy:     policy,
 		classifier: route.NewTaggingClassifier(cfg.ClassifierCacheSize, cfg.poolTagger()),
@@ -208,6 +209,14 @@ func newCluster(cfg *Config) (*cluster, error) {
 	}
 	if cfg.HeartbeatWrite {
 		opts.Beat = cl.beat
+	}
+	if cfg.Topology == TopologyGalera {
+		g := &monitor.GaleraOptions{Donor: cfg.GaleraDonor, NoFailback: cfg.GaleraNoFailback,
+			MaxRecvQueue: int64(cfg.GaleraMaxRecvQueue)}
+		for _, name := range cfg.GaleraWriters {
+			g.Priority = append(g.Priority, cl.byName[name].index)
+		}
+		opts.Galera = g
 	}
 	cl.mon = monitor.New(names, 0, cl.probe, opts)
 	for i, n := range cl.nodes {

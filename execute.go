@@ -6,6 +6,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/rwshard/rwshard/health"
@@ -244,6 +245,14 @@ func (e *exe) runHeld(ctx context.Context, p *plan, do work) error {
 		if err != nil {
 			return err
 		}
+		if c.cl.galera && c.replay != nil && c.tx != nil && !targetOK(b, p.r.cls.Kind == route.Read) {
+			// The Galera writer changed under the transaction: it moves
+			// to the new writer before this statement (see writerMoved).
+			if err := (*txn)(c).replayOn(ctx, errWriterMoved); err != nil {
+				return err
+			}
+			b = c.sess
+		}
 		out, err := e.runOn(ctx, p, b, monitor.GTIDSet{}, do)
 		if out == ranOK {
 			if c.inTx() && changesData(&p.r.cls) {
@@ -285,7 +294,7 @@ func (e *exe) heldFailed(ctx context.Context, p *plan, b *backend, out outcome, 
 	c := e.c
 	rejected := readOnlyRejection(err)
 	switch {
-	case c.replay != nil && c.tx != nil && (out.connectionFailed() || rejected):
+	case c.replay != nil && c.tx != nil && (out.connectionFailed() || rejected || c.cl.certFailed(err)):
 		// The transaction's connection is lost: rebuild it on the
 		// primary and run this statement there.
 		if rerr := (*txn)(c).replayOn(ctx, err); rerr != nil {
@@ -497,19 +506,39 @@ func (e *exe) unavailable(n *node, reason router.Reason, cause error) error {
 // succeeds is remembered (node.applied): the next reads for that
 // position need none.
 func (e *exe) causalWait(ctx context.Context, b *backend, gtid monitor.GTIDSet) error {
-	q := "SELECT MASTER_GTID_WAIT(?, ?)"
+	q, want := "SELECT MASTER_GTID_WAIT(?, ?)", "0"
 	if _, mysqlSet := gtid.MySQL(); mysqlSet {
 		q = "SELECT WAIT_FOR_EXECUTED_GTID_SET(?, ?)"
 	}
-	args := []driver.NamedValue{{Ordinal: 1, Value: gtid.String()}, {Ordinal: 2, Value: e.c.cl.cfg.CausalTimeout.Seconds()}}
+	wait := gtid
+	galera := e.c.cl.cfg.Topology == TopologyGalera
+	if galera {
+		// A Galera node applies the cluster's write-sets, not a replica's
+		// relay log: its wait is on the GTID of the cluster's domain
+		// (wsrep_gtid_mode), which every node numbers alike.
+		var ok bool
+		if wait, ok = gtid.Domain(b.node.wsrepDomain.Load()); !ok {
+			b.node.applied(gtid)
+			return nil // nothing replicated by the cluster to wait for
+		}
+		q, want = "SELECT WSREP_SYNC_WAIT_UPTO_GTID(?, ?)", "1"
+	}
+	var timeout any = e.c.cl.cfg.CausalTimeout.Seconds()
+	if galera {
+		timeout = int64(math.Ceil(e.c.cl.cfg.CausalTimeout.Seconds())) // whole seconds
+	}
+	args := []driver.NamedValue{{Ordinal: 1, Value: wait.String()}, {Ordinal: 2, Value: timeout}}
 	start := monotonic()
 	v, err := queryValue(ctx, b.dc, q, args)
+	if galera && serverErrno(err) == 1205 {
+		v, err = nil, nil // its timeout: not caught up
+	}
 	if err != nil {
 		return err
 	}
 	took := monotonic() - start
 	e.waited += took
-	caught := fmt.Sprint(v) == "0"
+	caught := fmt.Sprint(v) == want
 	b.node.meters.wait(took, caught)
 	if !caught {
 		return errNotCaughtUp
