@@ -3,11 +3,17 @@ package rwshard_test
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+	"os"
 	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/go-sql-driver/mysql"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -84,7 +90,9 @@ func readsOn(t testing.TB, ctx context.Context, l *lab.Lab, db *sql.DB, n int) m
 	t.Helper()
 	seen := map[string]int{}
 	for range n {
-		seen[ranOn(t, l, db, ctx, "SELECT @@server_id")]++
+		var port int64
+		require.NoError(t, db.QueryRowContext(ctx, "SELECT @@port").Scan(&port))
+		seen[nodeByPort(l, port)]++
 	}
 	return seen
 }
@@ -117,11 +125,23 @@ func readsReach(t testing.TB, ctx context.Context, l *lab.Lab, db *sql.DB, want 
 // returns that server's node name.
 func writtenOn(t testing.TB, ctx context.Context, l *lab.Lab, db *sql.DB, table string) string {
 	t.Helper()
-	_, err := db.ExecContext(ctx, "INSERT INTO "+table+" (sid) VALUES (@@server_id)")
+	_, err := db.ExecContext(ctx, "INSERT INTO "+table+" (sid) VALUES (@@port)")
 	require.NoError(t, err)
 	var sid int64
 	require.NoError(t, db.QueryRowContext(ctx, "SELECT /* rwshard:primary */ sid FROM "+table+" ORDER BY id DESC LIMIT 1").Scan(&sid))
-	return l.NodeByServerID(sid)
+	return nodeByPort(l, sid)
+}
+
+// nodeByPort names the lab node whose client port is port. Writes record
+// @@port to say where they ran, not @@server_id: with wsrep_gtid_mode a
+// connection that wrote reads the cluster's GTID server_id there.
+func nodeByPort(l *lab.Lab, port int64) string {
+	for _, n := range l.Nodes() {
+		if int64(n.Port) == port {
+			return n.Name
+		}
+	}
+	return fmt.Sprintf("port %d", port)
 }
 
 // TestGaleraRoutesByNodeState: writes go to the serving node with the
@@ -223,4 +243,367 @@ func galeraRows(t testing.TB, ctx context.Context, n *lab.Node, q string, args .
 	return c
 }
 
-var _ = fmt.Sprint
+// galeraLoad is 8 writers and 8 readers through one handle, recording
+// every write's id, start and outcome and every read's time.
+type galeraLoad struct {
+	mu     sync.Mutex
+	starts map[int64]time.Time // every write attempt by id
+	acked  map[int64]time.Time // acknowledged writes: when the ack came
+	wErrs  []error
+	reads  []time.Time // successful reads
+	rErrs  []error
+	next   atomic.Int64
+	stop   chan struct{}
+	wg     sync.WaitGroup
+}
+
+func startGaleraLoad(t testing.TB, db *sql.DB, table string) *galeraLoad {
+	g := &galeraLoad{starts: map[int64]time.Time{}, acked: map[int64]time.Time{}, stop: make(chan struct{})}
+	ctx := context.Background()
+	for range 8 {
+		g.wg.Go(func() {
+			for {
+				select {
+				case <-g.stop:
+					return
+				default:
+				}
+				id := g.next.Add(1)
+				start := time.Now()
+				g.mu.Lock()
+				g.starts[id] = start
+				g.mu.Unlock()
+				wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+				_, err := db.ExecContext(wctx, "INSERT INTO "+table+" (id, sid) VALUES (?, @@port)", id)
+				cancel()
+				g.mu.Lock()
+				if err == nil {
+					g.acked[id] = time.Now()
+				} else {
+					g.wErrs = append(g.wErrs, err)
+				}
+				g.mu.Unlock()
+			}
+		})
+		g.wg.Go(func() {
+			for {
+				select {
+				case <-g.stop:
+					return
+				default:
+				}
+				rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+				var n int64
+				err := db.QueryRowContext(rctx, "SELECT @@server_id").Scan(&n)
+				cancel()
+				g.mu.Lock()
+				if err == nil {
+					g.reads = append(g.reads, time.Now())
+				} else {
+					g.rErrs = append(g.rErrs, err)
+				}
+				g.mu.Unlock()
+			}
+		})
+	}
+	t.Cleanup(g.end)
+	return g
+}
+
+func (g *galeraLoad) end() {
+	select {
+	case <-g.stop:
+	default:
+		close(g.stop)
+	}
+	g.wg.Wait()
+}
+
+// readsBetween counts the successful reads in [from, to).
+func (g *galeraLoad) readsBetween(from, to time.Time) int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	n := 0
+	for _, r := range g.reads {
+		if !r.Before(from) && r.Before(to) {
+			n++
+		}
+	}
+	return n
+}
+
+// maxReadGap is the longest time without a successful read in [from, to].
+func (g *galeraLoad) maxReadGap(from, to time.Time) time.Duration {
+	g.mu.Lock()
+	times := slices.Clone(g.reads)
+	g.mu.Unlock()
+	slices.SortFunc(times, func(a, b time.Time) int { return a.Compare(b) })
+	last, gap := from, time.Duration(0)
+	for _, r := range times {
+		if r.Before(from) || r.After(to) {
+			continue
+		}
+		gap = max(gap, r.Sub(last))
+		last = r
+	}
+	return max(gap, to.Sub(last))
+}
+
+// rowsBySID reads table's id → sid (the port of the node that wrote the
+// row) on node n.
+func rowsBySID(t testing.TB, ctx context.Context, n *lab.Node, table string) map[int64]int64 {
+	t.Helper()
+	rows, err := direct(t, n, "").QueryContext(ctx, "SELECT id, sid FROM "+table)
+	require.NoError(t, err)
+	defer rows.Close()
+	out := map[int64]int64{}
+	for rows.Next() {
+		var id, sid int64
+		require.NoError(t, rows.Scan(&id, &sid))
+		out[id] = sid
+	}
+	require.NoError(t, rows.Err())
+	return out
+}
+
+// waitWriter polls db's writer until it is not old, and returns it and
+// when the test saw it: the connector saw it at that time or before.
+func waitWriter(t testing.TB, db *sql.DB, old string) (string, time.Time) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if w := writerOf(t, db); w != old && w != "" {
+			return w, time.Now()
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the writer is still %s after 30s", old)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// TestGaleraWriterFailover: under 8 writers and 8 readers, the writer
+// moves twice. First it desyncs and stays up, still accepting writes from
+// anyone: no write that began after rwshard saw the change reaches it.
+// Then it is killed: no acknowledged write is lost, reads go on, and the
+// test reports how long until the first write on the new writer.
+func TestGaleraWriterFailover(t *testing.T) {
+	l := galeraLab.Get(t)
+	ctx := labtest.Ctx(t, 4*time.Minute)
+	setupGalera(t, ctx, l, "DROP TABLE IF EXISTS gfail", "CREATE TABLE gfail (id BIGINT PRIMARY KEY, sid INT NOT NULL)")
+	db := openGalera(t, l, "rwshard.writePause=30s&rwshard.driverLog=off")
+	db.SetMaxOpenConns(64)
+	old := writerOf(t, db)
+	oldNode := l.Node(old)
+	oldSID := int64(oldNode.Port)
+	load := startGaleraLoad(t, db, "gfail")
+	time.Sleep(time.Second)
+
+	// The writer desyncs: alive and writable, but no longer the writer.
+	require.NoError(t, l.Desync(ctx, oldNode, true))
+	moved, seen := waitWriter(t, db, old)
+	time.Sleep(time.Second)
+	resync := time.Now() // the failback cannot come before
+	require.NoError(t, l.Desync(ctx, oldNode, false))
+	require.Eventually(t, func() bool { return writerOf(t, db) == old }, 20*time.Second, 5*time.Millisecond, "failback")
+	time.Sleep(500 * time.Millisecond)
+
+	// The writer is killed.
+	killed := time.Now()
+	require.NoError(t, l.Kill(oldNode))
+	t.Cleanup(func() {
+		if !oldNode.Running() {
+			assert.NoError(t, l.Restart(context.Background(), oldNode))
+		}
+	})
+	after, _ := waitWriter(t, db, old)
+	time.Sleep(2 * time.Second)
+	stopped := time.Now()
+	load.end()
+
+	survivor := l.Node(after)
+	rows := rowsBySID(t, ctx, survivor, "gfail")
+	load.mu.Lock()
+	defer load.mu.Unlock()
+	late, during := 0, 0
+	for id, sid := range rows {
+		if st := load.starts[id]; st.After(seen) && st.Before(resync) {
+			during++
+			if sid == oldSID {
+				late++
+			}
+		}
+	}
+	assert.Positive(t, during, "writes while %s was the writer", moved)
+	assert.Zero(t, late, "writes begun after the move to %s was seen reached %s (of %d)", moved, old, during)
+	lost := 0
+	for id := range load.acked {
+		if _, ok := rows[id]; !ok {
+			lost++
+		}
+	}
+	assert.Zero(t, lost, "acknowledged writes lost (of %d)", len(load.acked))
+	var first time.Time
+	newSID := int64(survivor.Port)
+	for id, at := range load.acked {
+		if rows[id] == newSID && load.starts[id].After(killed) && (first.IsZero() || at.Before(first)) {
+			first = at
+		}
+	}
+	require.False(t, first.IsZero(), "no write on the new writer %s after the kill", after)
+	readsAfter := 0
+	for _, r := range load.reads {
+		if r.After(killed) {
+			readsAfter++
+		}
+	}
+	assert.Positive(t, readsAfter, "reads after the kill")
+	load.mu.Unlock()
+	gap := load.maxReadGap(killed, stopped)
+	load.mu.Lock()
+	t.Logf("writes acknowledged %d, failed %d (in flight at the kill: outcome unknown); reads %d, failed %d",
+		len(load.acked), len(load.wErrs), len(load.reads), len(load.rErrs))
+	t.Logf("kill of %s: new writer %s, first write acknowledged there %s after the kill; longest gap between reads %s",
+		old, after, first.Sub(killed).Round(time.Millisecond), gap.Round(time.Millisecond))
+	assert.Less(t, gap, 10*time.Second, "reads keep flowing")
+}
+
+// TestGaleraTxWriterMoved: a transaction open on the writer when the
+// writer moves sends nothing more there. Without txReplay its next
+// statement fails with ErrSessionLost and nothing of it is committed;
+// with txReplay it moves to the new writer and commits there.
+func TestGaleraTxWriterMoved(t *testing.T) {
+	l := galeraLab.Get(t)
+	ctx := labtest.Ctx(t, 2*time.Minute)
+	setupGalera(t, ctx, l, "DROP TABLE IF EXISTS gtx", "CREATE TABLE gtx (id INT PRIMARY KEY, sid INT NOT NULL)")
+	for _, replay := range []bool{false, true} {
+		t.Run(fmt.Sprintf("txReplay=%v", replay), func(t *testing.T) {
+			db := openGalera(t, l, fmt.Sprintf("rwshard.txReplay=%v&rwshard.driverLog=off", replay))
+			old := writerOf(t, db)
+			oldNode := l.Node(old)
+			base := 10
+			if replay {
+				base = 20
+			}
+			tx, err := db.BeginTx(ctx, nil)
+			require.NoError(t, err)
+			_, err = tx.ExecContext(ctx, "INSERT INTO gtx VALUES (?, @@port)", base+1)
+			require.NoError(t, err)
+			require.NoError(t, l.Desync(ctx, oldNode, true))
+			t.Cleanup(func() { _ = l.Desync(context.Background(), oldNode, false) })
+			moved, _ := waitWriter(t, db, old)
+			_, err = tx.ExecContext(ctx, "INSERT INTO gtx VALUES (?, @@port)", base+2)
+			if !replay {
+				require.ErrorIs(t, err, rwshard.ErrSessionLost)
+				assert.ErrorContains(t, err, "no longer the Galera writer")
+				assert.Error(t, tx.Commit())
+				assert.Zero(t, galeraRows(t, ctx, l.Node(moved), "SELECT COUNT(*) FROM gtx WHERE id > ? AND id < ?", base, base+10),
+					"nothing of the lost transaction committed")
+				return
+			}
+			require.NoError(t, err)
+			require.NoError(t, tx.Commit())
+			rows := rowsBySID(t, ctx, l.Node(moved), "gtx")
+			sid := int64(l.Node(moved).Port)
+			assert.Equal(t, map[int64]int64{int64(base + 1): sid, int64(base + 2): sid},
+				map[int64]int64{int64(base + 1): rows[int64(base+1)], int64(base + 2): rows[int64(base+2)]},
+				"the whole transaction replayed and committed on the new writer %s", moved)
+		})
+	}
+}
+
+// TestGaleraCertificationFailure: a transaction through rwshard loses
+// certification to a write on another node (error 1213). Under txReplay
+// it is replayed and commits; without, the caller gets the server's 1213.
+func TestGaleraCertificationFailure(t *testing.T) {
+	l := galeraLab.Get(t)
+	ctx := labtest.Ctx(t, 2*time.Minute)
+	setupGalera(t, ctx, l, "DROP TABLE IF EXISTS gcert", "CREATE TABLE gcert (id INT PRIMARY KEY, v INT NOT NULL)",
+		"INSERT INTO gcert VALUES (1, 0)")
+	for _, replay := range []bool{false, true} {
+		t.Run(fmt.Sprintf("txReplay=%v", replay), func(t *testing.T) {
+			db := openGalera(t, l, fmt.Sprintf("rwshard.txReplay=%v", replay))
+			w := writerOf(t, db)
+			var other *lab.Node
+			for _, n := range l.Nodes() {
+				if n.Name != w {
+					other = n
+					break
+				}
+			}
+			tx, err := db.BeginTx(ctx, nil)
+			require.NoError(t, err)
+			_, err = tx.ExecContext(ctx, "UPDATE gcert SET v = v + 1 WHERE id = 1")
+			require.NoError(t, err)
+			// Another node commits a conflicting write first: the
+			// transaction on the writer fails certification at COMMIT
+			// (or is aborted by the applier before it).
+			_, err = direct(t, other, "").ExecContext(ctx, "UPDATE gcert SET v = v + 100 WHERE id = 1")
+			require.NoError(t, err)
+			before := galeraRows(t, ctx, other, "SELECT v FROM gcert WHERE id = 1")
+			err = tx.Commit()
+			if !replay {
+				var me *mysql.MySQLError
+				require.ErrorAs(t, err, &me)
+				assert.Equal(t, uint16(1213), me.Number)
+				assert.Equal(t, before, galeraRows(t, ctx, other, "SELECT v FROM gcert WHERE id = 1"))
+				return
+			}
+			require.NoError(t, err)
+			c, err := rwshard.ConnectorOf(ctx, db)
+			require.NoError(t, err)
+			assert.Equal(t, uint64(1), c.Stats().Replays)
+			require.Eventually(t, func() bool {
+				return galeraRows(t, ctx, other, "SELECT v FROM gcert WHERE id = 1") == before+1
+			}, 5*time.Second, 10*time.Millisecond, "the replayed increment committed")
+		})
+	}
+}
+
+// TestGaleraReadYourWrites: every read right after a write through the
+// same handle sees it, though reads run on other nodes than the writer.
+// RWSHARD_GALERA_PAIRS sets the number of pairs (default 1000).
+func TestGaleraReadYourWrites(t *testing.T) {
+	l := galeraLab.Get(t)
+	ctx := labtest.Ctx(t, 10*time.Minute)
+	setupGalera(t, ctx, l, "DROP TABLE IF EXISTS gryw", "CREATE TABLE gryw (id INT PRIMARY KEY, v INT NOT NULL)")
+	pairs := 1000
+	if s := os.Getenv("RWSHARD_GALERA_PAIRS"); s != "" {
+		var err error
+		pairs, err = strconv.Atoi(s)
+		require.NoError(t, err)
+	}
+	db := openGalera(t, l, "")
+	w := writerOf(t, db)
+	stale, onReaders := 0, 0
+	begin := time.Now()
+	for i := range pairs {
+		_, err := db.ExecContext(ctx, "INSERT INTO gryw VALUES (?, ?)", i, i*7)
+		require.NoError(t, err)
+		var v, sid int64
+		err = db.QueryRowContext(ctx, "SELECT v, @@port FROM gryw WHERE id = ?", i).Scan(&v, &sid)
+		if errors.Is(err, sql.ErrNoRows) {
+			stale++
+			continue
+		}
+		require.NoError(t, err)
+		if v != int64(i*7) {
+			stale++
+		}
+		if nodeByPort(l, sid) != w {
+			onReaders++
+		}
+	}
+	took := time.Since(begin)
+	c, err := rwshard.ConnectorOf(ctx, db)
+	require.NoError(t, err)
+	var waits, timeouts uint64
+	for _, n := range c.Stats().Nodes {
+		waits += n.Waits
+		timeouts += n.WaitTimeouts
+	}
+	t.Logf("%d write/read pairs in %s: %d stale, %d reads on other nodes than the writer %s, %d causal waits (%d timed out)",
+		pairs, took.Round(time.Millisecond), stale, onReaders, w, waits, timeouts)
+	assert.Zero(t, stale)
+	assert.Greater(t, onReaders, pairs/2, "reads ran on the other nodes")
+}
