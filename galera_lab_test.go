@@ -5,9 +5,13 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -606,4 +610,83 @@ func TestGaleraReadYourWrites(t *testing.T) {
 		pairs, took.Round(time.Millisecond), stale, onReaders, w, waits, timeouts)
 	assert.Zero(t, stale)
 	assert.Greater(t, onReaders, pairs/2, "reads ran on the other nodes")
+}
+
+// TestGaleraWriterAgreedAcrossProcesses: this process and a child process
+// of its own, each with its own connector and probes, name the same
+// writer, before and after the writer is killed (a hard-killed writer is
+// where independent routers have been seen to disagree).
+func TestGaleraWriterAgreedAcrossProcesses(t *testing.T) {
+	if dsn := os.Getenv("RWSHARD_GALERA_CHILD_DSN"); dsn != "" {
+		galeraChild(t, dsn, os.Getenv("RWSHARD_GALERA_CHILD_OUT"))
+		return
+	}
+	l := galeraLab.Get(t)
+	ctx := labtest.Ctx(t, 3*time.Minute)
+	out := filepath.Join(t.TempDir(), "writer")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestGaleraWriterAgreedAcrossProcesses$", "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), "RWSHARD_GALERA_CHILD_DSN="+labDSN(l, galeraParams+"&rwshard.driverLog=off"),
+		"RWSHARD_GALERA_CHILD_OUT="+out)
+	stdin, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	var childOut strings.Builder
+	cmd.Stdout, cmd.Stderr = &childOut, &childOut
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() {
+		stdin.Close() // the child ends when its stdin does
+		if err := cmd.Wait(); err != nil {
+			t.Errorf("child: %v\n%s", err, childOut.String())
+		}
+	})
+	db := openGalera(t, l, "rwshard.driverLog=off")
+	child := func() string {
+		b, _ := os.ReadFile(out)
+		return string(b)
+	}
+	agree := func(not string) string {
+		t.Helper()
+		var mine, theirs string
+		require.Eventually(t, func() bool {
+			mine, theirs = writerOf(t, db), child()
+			return mine != "" && mine != not && mine == theirs
+		}, 30*time.Second, 5*time.Millisecond, "this process: %s, the child: %s", mine, theirs)
+		return mine
+	}
+	w := agree("")
+	assert.Equal(t, lowestIndex(t, ctx, l).Name, w)
+	killed := l.Node(w)
+	require.NoError(t, l.Kill(killed))
+	t.Cleanup(func() { assert.NoError(t, l.Restart(context.Background(), killed)) })
+	next := agree(w)
+	assert.Equal(t, lowestIndex(t, ctx, l).Name, next)
+	t.Logf("both processes: writer %s, after its kill %s", w, next)
+}
+
+// galeraChild is the child of TestGaleraWriterAgreedAcrossProcesses: it
+// writes the writer its connector takes to out whenever it changes, until
+// its stdin closes.
+func galeraChild(t *testing.T, dsn, out string) {
+	db, err := sql.Open(rwshard.DriverName, dsn)
+	require.NoError(t, err)
+	defer db.Close()
+	labtest.WaitReady(t, db)
+	done := make(chan struct{})
+	go func() {
+		_, _ = io.Copy(io.Discard, os.Stdin)
+		close(done)
+	}()
+	last := ""
+	for {
+		if w := writerOf(t, db); w != last {
+			tmp := out + ".tmp"
+			require.NoError(t, os.WriteFile(tmp, []byte(w), 0o644))
+			require.NoError(t, os.Rename(tmp, out))
+			last = w
+		}
+		select {
+		case <-done:
+			return
+		case <-time.After(2 * time.Millisecond):
+		}
+	}
 }
