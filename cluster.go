@@ -32,6 +32,11 @@ type node struct {
 
 	h    *monitor.Node // probed state; up and unfenced when health is off
 	pool int           // its replica pool (Config.Pools): index in cluster.pools, 0 for none
+	// galera: a Galera node, whose last probed position may count a
+	// write-set not yet visible (see has); settled is the position its
+	// probe before the last one read, seen, last the last one's.
+	galera        bool
+	settled, seen atomic.Pointer[monitor.GTIDSet]
 
 	// What every statement that runs here counts, together, and apart
 	// from the fields above that statements only read: cores that count
@@ -462,9 +467,16 @@ func (cl *cluster) rememberPrimaryOnly(q string) {
 }
 
 // has reports whether n is known to have applied g: from its last probe,
-// or from a causal read that waited for g (or a later position) here.
+// or from a causal read that waited for g (or a later position) here. A
+// Galera node's @@gtid_binlog_pos counts a write-set once binlogged, a
+// moment before its commit is visible: there the probe before the last
+// one speaks, a probe interval later.
 func (n *node) has(g monitor.GTIDSet) bool {
-	if n.h.Position().Contains(g) {
+	if n.galera {
+		if s := n.settled.Load(); s != nil && s.Contains(g) {
+			return true
+		}
+	} else if n.h.Position().Contains(g) {
 		return true
 	}
 	w := n.waited.Load()

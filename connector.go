@@ -178,7 +178,7 @@ func newCluster(cfg *Config) (*cluster, error) {
 	}
 	names := cfg.readCandidates()
 	for i, nc := range cfg.Nodes {
-		n := &node{name: nc.Name, index: i}
+		n := &node{name: nc.Name, index: i, galera: cfg.Topology == TopologyGalera}
 		if len(cfg.dbs) > 0 {
 			n.db = cfg.dbs[i]
 		} else if n.conns, n.probeDB, err = openNode(cfg, nc, &n.stmts); err != nil {

@@ -521,7 +521,12 @@ func (e *exe) causalWait(ctx context.Context, b *backend, gtid monitor.GTIDSet) 
 			b.node.applied(gtid)
 			return nil // nothing replicated by the cluster to wait for
 		}
-		q, want = "SELECT WSREP_SYNC_WAIT_UPTO_GTID(?, ?)", "1"
+		// WSREP_SYNC_WAIT_UPTO_GTID returns once the node has given the
+		// GTID to a write-set, which can be a moment before its commit is
+		// visible to a read; wsrep_sync_wait for this one statement, not
+		// the session, makes the node first apply and commit everything
+		// the cluster had certified when the read arrived.
+		q, want = "SET STATEMENT wsrep_sync_wait=1 FOR SELECT WSREP_SYNC_WAIT_UPTO_GTID(?, ?)", "1"
 	}
 	var timeout any = e.c.cl.cfg.CausalTimeout.Seconds()
 	if galera {

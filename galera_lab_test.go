@@ -564,6 +564,18 @@ func TestGaleraCertificationFailure(t *testing.T) {
 	}
 }
 
+// totalWaits is the number of causal waits db's connector made.
+func totalWaits(t testing.TB, db *sql.DB) uint64 {
+	t.Helper()
+	c, err := rwshard.ConnectorOf(context.Background(), db)
+	require.NoError(t, err)
+	var w uint64
+	for _, n := range c.Stats().Nodes {
+		w += n.Waits
+	}
+	return w
+}
+
 // TestGaleraReadYourWrites: every read right after a write through the
 // same handle sees it, though reads run on other nodes than the writer.
 // RWSHARD_GALERA_PAIRS sets the number of pairs (default 1000).
@@ -585,9 +597,11 @@ func TestGaleraReadYourWrites(t *testing.T) {
 		_, err := db.ExecContext(ctx, "INSERT INTO gryw VALUES (?, ?)", i, i*7)
 		require.NoError(t, err)
 		var v, sid int64
+		w0 := totalWaits(t, db)
 		err = db.QueryRowContext(ctx, "SELECT v, @@port FROM gryw WHERE id = ?", i).Scan(&v, &sid)
 		if errors.Is(err, sql.ErrNoRows) {
 			stale++
+			t.Logf("stale read of pair %d (causal waits during it: %d)", i, totalWaits(t, db)-w0)
 			continue
 		}
 		require.NoError(t, err)

@@ -49,7 +49,12 @@ func (cl *cluster) probe(ctx context.Context, i int) (monitor.Reading, error) {
 		// error carries it is not taken for its caller's deadline.
 		err = fmt.Errorf("no answer within rwshard.probeTimeout (%s)", cl.cfg.ProbeTimeout)
 	}
-	if err == nil && !r.Replica && !r.ReadOnly && (cl.cfg.Topology != TopologyGalera || i == 0) {
+	if err == nil && cl.galera {
+		n := cl.nodes[i]
+		pos := r.Position
+		n.settled.Store(n.seen.Swap(&pos))
+	}
+	if err == nil && !r.Replica && !r.ReadOnly && (!cl.galera || i == 0) {
 		// Every node of a Galera cluster is writable: its first host names
 		// the cluster's scope, whichever node writes.
 		cl.join(cl.nodes[i])
