@@ -356,6 +356,16 @@ func (e *exe) runRead(ctx context.Context, p *plan, do work) (*backend, error) {
 			c.cl.rememberPrimaryOnly(e.q)
 			e.final = router.ReasonStoredFunction
 			return e.runPrimary(ctx, p, router.ReasonStoredFunction, do)
+		case c.cl.notPrimaryComponent(err):
+			// The Galera node left the Primary component since its last
+			// probe: the read did not run. Elsewhere, and the node is
+			// probed now.
+			c.cl.mon.Kick()
+			c.cl.mon.Emit(health.Event{Kind: health.ReadRetried, Node: n.name, Err: err})
+			n.retries.Add(1)
+			e.retried = true
+			excl = excl.with(n.index)
+			continue
 		case !out.connectionFailed():
 			return nil, err // the server's answer, or the caller's context
 		}

@@ -704,3 +704,36 @@ func galeraChild(t *testing.T, dsn, out string) {
 		}
 	}
 }
+
+// TestGaleraIsolatedBetweenProbes: a node that leaves the Primary
+// component between two probes answers reads with error 1047; they run
+// on another node instead, and the caller sees no error.
+func TestGaleraIsolatedBetweenProbes(t *testing.T) {
+	l := galeraLab.Get(t)
+	ctx := labtest.Ctx(t, 2*time.Minute)
+	setupGalera(t, ctx, l, "DROP TABLE IF EXISTS gisol", "CREATE TABLE gisol (id INT PRIMARY KEY)", "INSERT INTO gisol VALUES (1)")
+	db := openLab(t, l, "rwshard.topology=galera&rwshard.names=node1,node2,node3&rwshard.probeInterval=1m&rwshard.driverLog=off")
+	w := writerOf(t, db)
+	var r *lab.Node
+	for _, n := range l.Nodes() {
+		if n.Name != w {
+			r = n
+			break
+		}
+	}
+	require.NoError(t, l.Isolate(ctx, r, true))
+	t.Cleanup(func() { assert.NoError(t, l.Isolate(context.Background(), r, false)) })
+	require.True(t, nodeStats(t, db, r.Name).Up, "no probe has seen it yet")
+	// A statement that reads a table gets 1047 there (one that reads
+	// only variables is still answered).
+	seen := map[string]int{}
+	for range 40 {
+		var port int64
+		require.NoError(t, db.QueryRowContext(ctx, "SELECT @@port FROM gisol WHERE id = 1").Scan(&port))
+		seen[nodeByPort(l, port)]++
+	}
+	assert.Zero(t, seen[r.Name], "no read answered by the isolated node: %v", seen)
+	c, err := rwshard.ConnectorOf(ctx, db)
+	require.NoError(t, err)
+	assert.Positive(t, c.Stats().Events["read-retried"], "reads retried elsewhere")
+}

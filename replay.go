@@ -253,6 +253,13 @@ func (t *txn) replayOn(ctx context.Context, cause error) error {
 	return nil
 }
 
+// notPrimaryComponent reports error 1047 from a Galera node outside the
+// Primary component (WSREP has not yet prepared node for application
+// use): the statement did not run.
+func (cl *cluster) notPrimaryComponent(err error) bool {
+	return cl.galera && serverErrno(err) == 1047
+}
+
 // certFailed reports a Galera certification failure (or a local
 // transaction aborted by a replicated one): error 1213, the transaction
 // rolled back, to run again.
