@@ -737,3 +737,54 @@ func TestGaleraIsolatedBetweenProbes(t *testing.T) {
 	require.NoError(t, err)
 	assert.Positive(t, c.Stats().Events["read-retried"], "reads retried elsewhere")
 }
+
+// TestGaleraDonorGetsNoReads: a node that is a state-transfer donor
+// (wsrep_local_state 2, wsrep_desync OFF) gets no reads, unless
+// rwshard.galeraDonor allows it.
+func TestGaleraDonorGetsNoReads(t *testing.T) {
+	l := galeraLab.Get(t)
+	ctx := labtest.Ctx(t, 3*time.Minute)
+	setupGalera(t, ctx, l, "DROP TABLE IF EXISTS gdonor", "CREATE TABLE gdonor (id INT PRIMARY KEY)", "INSERT INTO gdonor VALUES (1)")
+	strict := openGalera(t, l, "rwshard.driverLog=off")
+	allowed := openGalera(t, l, "rwshard.driverLog=off&rwshard.galeraDonor=true")
+	w := l.Node(writerOf(t, strict))
+	var donor, joiner *lab.Node
+	for _, n := range l.Nodes() {
+		if n != w && donor == nil {
+			donor = n
+		}
+	}
+	for _, n := range l.Nodes() {
+		if n != w && n != donor && n != l.Nodes()[0] {
+			joiner = n
+		}
+	}
+	require.NotNil(t, joiner, "writer %s, donor %s", w.Name, donor.Name)
+	release, err := l.Donor(ctx, donor, joiner)
+	require.NoError(t, err)
+	released := false
+	t.Cleanup(func() {
+		if !released {
+			assert.NoError(t, release(context.Background()))
+		}
+	})
+	require.Eventually(t, func() bool { return nodeStats(t, strict, donor.Name).Fenced }, 10*time.Second, 20*time.Millisecond)
+	require.Eventually(t, func() bool { return !nodeStats(t, allowed, joiner.Name).Up }, 10*time.Second, 20*time.Millisecond)
+	tableReads := func(db *sql.DB, n int) map[string]int {
+		seen := map[string]int{}
+		for range n {
+			var port int64
+			require.NoError(t, db.QueryRowContext(ctx, "SELECT @@port FROM gdonor WHERE id = 1").Scan(&port))
+			seen[nodeByPort(l, port)]++
+		}
+		return seen
+	}
+	seen := tableReads(strict, 30)
+	assert.Zero(t, seen[donor.Name], "no read on the donor: %v", seen)
+	assert.Equal(t, 30, seen[w.Name], "the writer reads when no other node serves: %v", seen)
+	assert.False(t, nodeStats(t, allowed, donor.Name).Fenced, "galeraDonor: the donor serves")
+	assert.Positive(t, tableReads(allowed, 30)[donor.Name], "galeraDonor: reads on the donor")
+	released = true
+	require.NoError(t, release(ctx))
+	require.Eventually(t, func() bool { return !nodeStats(t, strict, donor.Name).Fenced }, 10*time.Second, 20*time.Millisecond)
+}

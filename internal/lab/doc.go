@@ -41,8 +41,9 @@
 // by IST), Desync (SET GLOBAL wsrep_desync: wsrep_local_state 2,
 // Donor/Desynced), Isolate (gmcast.isolate=1: the node alone is
 // non-Primary and answers 1047, the other two go on as the Primary
-// component), and Pause. A real SST donor is Donor/Desynced only while a
-// joiner copies, about a second here: Desync is the lab's stand-in for it.
+// component), Donor (a real SST donor, held: a joiner is killed, loses its
+// saved state and asks the donor for a snapshot by the lab's method,
+// rsync whose donor side waits until the test releases it) and Pause.
 // Node.Wsrep reads a node's Galera state; WaitSynced waits for Synced.
 // Sync does nothing for a Galera group (replication is synchronous).
 //

@@ -2,11 +2,13 @@ package lab
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
 	"os"
+	"os/user"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -36,6 +38,9 @@ type galeraNode struct {
 	peers     string // gcomm:// address of every node
 	bootstrap bool   // the next start bootstraps a new cluster (gcomm://)
 	startPos  string // --wsrep-start-position of the next start; "" none
+	sstMethod string // wsrep_sst_method of the next start; "" rsync
+	sstDonor  string // wsrep_sst_donor of the next start; "" any
+	binDir    string // where the lab's SST script is (the lab directory)
 }
 
 // args are the wsrep options of n. Timeouts are short: a killed node is
@@ -53,6 +58,11 @@ func (g *galeraNode) args(n *Node) []string {
 		pos = []string{"--wsrep-start-position=" + g.startPos}
 		g.startPos = ""
 	}
+	method := cmp.Or(g.sstMethod, "rsync")
+	if g.sstDonor != "" {
+		pos = append(pos, "--wsrep-sst-donor="+g.sstDonor)
+	}
+	g.sstMethod, g.sstDonor = "", ""
 	g.mu.Unlock()
 	return append(pos,
 		"--wsrep-on=ON",
@@ -61,7 +71,7 @@ func (g *galeraNode) args(n *Node) []string {
 		"--wsrep-cluster-address="+addr,
 		"--wsrep-node-name="+n.Name,
 		"--wsrep-node-address=127.0.0.1:"+strconv.Itoa(g.gcommPort),
-		"--wsrep-sst-method=rsync",
+		"--wsrep-sst-method="+method,
 		"--wsrep-sst-receive-address=127.0.0.1:"+strconv.Itoa(g.sstPort),
 		"--wsrep-gtid-mode=ON",
 		"--wsrep-gtid-domain-id="+strconv.Itoa(galeraDomain),
@@ -128,6 +138,9 @@ func (l *Lab) startGalera(ctx context.Context, tmpl, mariadbd string, o Options)
 	if err := os.Chmod(l.Dir, 0o755); err != nil {
 		return fmt.Errorf("lab: %w", err)
 	}
+	if err := os.WriteFile(filepath.Join(l.Dir, "wsrep_sst_"+sstHoldMethod), []byte(sstHoldScript), 0o755); err != nil {
+		return fmt.Errorf("lab: %w", err)
+	}
 	g := &Group{Name: "galera"}
 	var addrs []string
 	for i := 0; i <= o.Replicas; i++ {
@@ -142,7 +155,7 @@ func (l *Lab) startGalera(ctx context.Context, tmpl, mariadbd string, o Options)
 		name := "node" + strconv.Itoa(i+1)
 		n := &Node{Name: name, Group: g.Name, ServerID: i + 1, Port: ports[0],
 			Dir: filepath.Join(l.Dir, name), mariadbd: mariadbd, detach: o.Detach,
-			galera: &galeraNode{gcommPort: ports[1], istPort: ports[2], sstPort: ports[3], bootstrap: i == 0}}
+			galera: &galeraNode{gcommPort: ports[1], istPort: ports[2], sstPort: ports[3], bootstrap: i == 0, binDir: l.Dir}}
 		g.Nodes = append(g.Nodes, n)
 		addrs = append(addrs, "127.0.0.1:"+strconv.Itoa(ports[1]))
 	}
@@ -178,6 +191,30 @@ func (l *Lab) startGalera(ctx context.Context, tmpl, mariadbd string, o Options)
 		}
 	}
 	return nil
+}
+
+// giveToRsync lets the rsync daemon of a state transfer replace every
+// file of dir: open to all, and owned by nobody when the lab runs as root
+// (the daemon then runs as nobody, and may only change modes of its own
+// files).
+func giveToRsync(dir string) error {
+	if err := openUp(dir); err != nil {
+		return err
+	}
+	if os.Geteuid() != 0 {
+		return nil
+	}
+	u, err := user.Lookup("nobody")
+	if err != nil {
+		return fmt.Errorf("lab: %w", err)
+	}
+	uid, _ := strconv.Atoi(u.Uid)
+	return filepath.WalkDir(dir, func(path string, _ os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(path, uid, -1)
+	})
 }
 
 // openUp lets any user read and write dir's tree (see startGalera).
@@ -321,4 +358,83 @@ func (n *Node) logLines(words ...string) string {
 		out = out[len(out)-40:]
 	}
 	return strings.Join(out, "")
+}
+
+// sstHoldMethod is the lab's state transfer method: rsync, but the donor
+// holds before it copies while the hold file (sstHold, in the lab
+// directory) exists, so that it stays a donor as long as a test needs.
+const (
+	sstHoldMethod = "labhold"
+	sstHold       = "sst-hold"
+	sstHoldScript = `#!/bin/sh
+# rwshard lab: rsync state transfer whose donor waits while sst-hold exists.
+for a in "$@"; do
+	if [ "$a" = donor ]; then
+		n=0
+		while [ -e "$(dirname "$0")/` + sstHold + `" ] && [ $n -lt 1200 ]; do
+			sleep 0.1
+			n=$((n + 1))
+		done
+	fi
+done
+exec wsrep_sst_rsync "$@"
+`
+)
+
+// Donor makes donor a state-transfer donor and keeps it one until release
+// is called: joiner (another node, not node1, whose files the rsync
+// daemon could not replace) is killed, loses its saved state and starts
+// again asking donor for a snapshot (wsrep_sst_donor), with the lab's
+// method, whose donor side waits. Donor then reports wsrep_local_state 2
+// (Donor/Desynced) with wsrep_desync OFF, as a real donor does, and the
+// joiner is not up. release lets the transfer run and waits until both
+// are Synced.
+func (l *Lab) Donor(ctx context.Context, donor, joiner *Node) (release func(context.Context) error, err error) {
+	if donor.galera == nil || joiner.galera == nil || donor == joiner || joiner == l.Nodes()[0] {
+		return nil, fmt.Errorf("lab: donor %s, joiner %s: two Galera nodes, the joiner not %s", donor.Name, joiner.Name, l.Nodes()[0].Name)
+	}
+	hold := filepath.Join(l.Dir, sstHold)
+	if err := os.WriteFile(hold, nil, 0o644); err != nil {
+		return nil, fmt.Errorf("lab: %w", err)
+	}
+	if err := joiner.kill(); err != nil {
+		return nil, err
+	}
+	if err := os.Remove(filepath.Join(joiner.Dir, "grastate.dat")); err != nil && !os.IsNotExist(err) {
+		return nil, fmt.Errorf("lab: %w", err)
+	}
+	if err := giveToRsync(joiner.Dir); err != nil {
+		return nil, err
+	}
+	joiner.galera.mu.Lock()
+	joiner.galera.sstMethod, joiner.galera.sstDonor = sstHoldMethod, donor.Name
+	joiner.galera.mu.Unlock()
+	if err := joiner.spawn(joiner.detach); err != nil {
+		return nil, err
+	}
+	started := make(chan error, 1)
+	go func() {
+		_, err := joiner.waitReady(context.WithoutCancel(ctx), 3*time.Minute)
+		started <- err
+	}()
+	release = func(ctx context.Context) error {
+		if err := os.Remove(hold); err != nil && !os.IsNotExist(err) {
+			return fmt.Errorf("lab: %w", err)
+		}
+		if err := <-started; err != nil {
+			return err
+		}
+		if err := l.WaitSynced(ctx, joiner, time.Minute); err != nil {
+			return err
+		}
+		return l.WaitSynced(ctx, donor, time.Minute)
+	}
+	err = donor.waitWsrep(ctx, time.Minute, "a donor", func(s WsrepState) bool {
+		return s.LocalState == 2 && !s.Desync
+	})
+	if err != nil {
+		_ = release(ctx)
+		return nil, err
+	}
+	return release, nil
 }

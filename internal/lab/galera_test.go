@@ -63,3 +63,27 @@ func TestGaleraFaults(t *testing.T) {
 	require.NoError(t, db1.QueryRowContext(ctx, "SELECT COUNT(*) FROM g").Scan(&n))
 	assert.Equal(t, 2, n)
 }
+
+func TestGaleraDonor(t *testing.T) {
+	l := labtest.Fresh(t, lab.Galera())
+	ctx := labtest.Ctx(t, 3*time.Minute)
+	nodes := l.Nodes()
+	release, err := l.Donor(ctx, nodes[0], nodes[2])
+	require.NoError(t, err)
+	s, err := nodes[0].Wsrep(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 2, s.LocalState, "Donor/Desynced")
+	assert.False(t, s.Desync, "a donor, not desynced")
+	assert.True(t, s.Ready)
+	time.Sleep(time.Second)
+	s, err = nodes[0].Wsrep(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 2, s.LocalState, "still a donor until released")
+	require.NoError(t, release(ctx))
+	for _, n := range nodes {
+		s, err := n.Wsrep(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, 4, s.LocalState, n.Name)
+		assert.Equal(t, 3, s.ClusterSize, n.Name)
+	}
+}

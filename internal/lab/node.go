@@ -126,6 +126,11 @@ func (n *Node) spawn(detach bool, extra ...string) error {
 		n.mariadbd = p
 	}
 	cmd := exec.Command(n.mariadbd, args...)
+	if n.galera != nil {
+		// The lab's own state transfer script (see Lab.Donor) is found
+		// on the server's PATH.
+		cmd.Env = append(os.Environ(), "PATH="+n.galera.binDir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	}
 	if err := start(cmd, detach); err != nil {
 		return fmt.Errorf("lab: start %s: %w", n.Name, err)
 	}
