@@ -11,6 +11,7 @@ import (
 	"github.com/rwshard/rwshard/internal/lab/labtest"
 )
 
+// TestGaleraFaults starts the Galera lab and injects each of its faults.
 func TestGaleraFaults(t *testing.T) {
 	begin := time.Now()
 	l := labtest.Fresh(t, lab.Galera())
@@ -62,15 +63,11 @@ func TestGaleraFaults(t *testing.T) {
 	var n int
 	require.NoError(t, db1.QueryRowContext(ctx, "SELECT COUNT(*) FROM g").Scan(&n))
 	assert.Equal(t, 2, n)
-}
 
-func TestGaleraDonor(t *testing.T) {
-	l := labtest.Fresh(t, lab.Galera())
-	ctx := labtest.Ctx(t, 3*time.Minute)
-	nodes := l.Nodes()
+	// A held snapshot transfer: node1 donates to node3.
 	release, err := l.Donor(ctx, nodes[0], nodes[2])
 	require.NoError(t, err)
-	s, err := nodes[0].Wsrep(ctx)
+	s, err = nodes[0].Wsrep(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, 2, s.LocalState, "Donor/Desynced")
 	assert.False(t, s.Desync, "a donor, not desynced")
