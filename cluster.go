@@ -75,9 +75,10 @@ type cluster struct {
 	// Config.RouteLog); ryw: Config.Consistency is not eventual. Derived
 	// once, beside budget, which every statement reads too.
 	report, ryw bool
-	probing     bool      // health probes run: Config.Health, and more than one node
-	galera      bool      // Config.Topology is TopologyGalera
-	cands       sync.Pool // *[]balance.Candidate, one per concurrent pick
+	probing     bool          // health probes run: Config.Health, and more than one node
+	galera      bool          // Config.Topology is TopologyGalera
+	writerTurn  atomic.Uint32 // leastBusyWriter's turn among tied writers
+	cands       sync.Pool     // *[]balance.Candidate, one per concurrent pick
 
 	// safeFuncs: Config.ReplicaFunctions, lower case; anyFunc for "*".
 	safeFuncs map[string]bool
@@ -263,6 +264,25 @@ func (cl *cluster) partOf(s *Session) string {
 // primary returns the node currently taken as primary.
 func (cl *cluster) primary() *node { return cl.nodes[cl.mon.PrimaryIndex()] }
 
+// leastBusyWriter is, with several Galera writers (GaleraMaxWriters), the
+// one up with the fewest connections checked out (held ones included),
+// ties taken in turn; w, the writer, when no other is usable.
+func (cl *cluster) leastBusyWriter(w *node) *node {
+	best := w
+	bestLoad := int64(-1)
+	start := int(cl.writerTurn.Add(1))
+	for k := range cl.nodes {
+		n := cl.nodes[(start+k)%len(cl.nodes)]
+		if n != w && !(n.h.IsPrimary() && n.h.Up() && !n.h.Fenced()) {
+			continue
+		}
+		if load := n.inFlight.Load(); bestLoad < 0 || load < bestLoad {
+			best, bestLoad = n, load
+		}
+	}
+	return best
+}
+
 // isPrimary reports whether n is the node taken as primary, from n's own
 // health state (monitor.Node.IsPrimary): no read of the monitor's.
 func (cl *cluster) isPrimary(n *node) bool { return n.h.IsPrimary() }
@@ -313,7 +333,8 @@ func (cl *cluster) readable(f *readFilter, n, prim *node) (ok, healthy bool) {
 	if n.pool != f.pool && n != prim {
 		return false, false // another pool's replica: not this read's
 	}
-	ok, healthy = f.eligible(n, n == prim)
+	// Several Galera writers (GaleraMaxWriters) serve no reads either.
+	ok, healthy = f.eligible(n, n == prim || cl.galera && n.h.IsPrimary())
 	if n == prim && f.pool == 0 && cl.weighted && f.exclude != n && n.h.Up() && cl.cfg.Weights[n.name] > 0 {
 		ok = true
 	}

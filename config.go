@@ -219,6 +219,12 @@ type Config struct {
 	// than this wait in its receive queue (wsrep_local_recv_queue); 0: no
 	// limit.
 	GaleraMaxRecvQueue int
+	// GaleraMaxWriters is how many serving nodes take writes: the writer
+	// and the next ones by preference, each logical connection writing
+	// on the one with the fewest statements in flight when it takes a
+	// connection. Writers serve no reads while another node does. 0 or 1:
+	// the writer alone; more means certification conflicts between them.
+	GaleraMaxWriters int
 
 	// ReadOnlyTx: where sql.TxOptions{ReadOnly: true} transactions run.
 	ReadOnlyTx TxReadMode
@@ -657,6 +663,8 @@ func (c *Config) normalizeSettings() error {
 			return configErr("rwshard.galeraDonor", "true", "needs rwshard.topology=galera")
 		case c.GaleraMaxRecvQueue > 0:
 			return configErr("rwshard.galeraMaxRecvQueue", strconv.Itoa(c.GaleraMaxRecvQueue), "needs rwshard.topology=galera")
+		case c.GaleraMaxWriters > 1:
+			return configErr("rwshard.galeraMaxWriters", strconv.Itoa(c.GaleraMaxWriters), "needs rwshard.topology=galera")
 		}
 	}
 	if c.HeartbeatWrite && c.HeartbeatTable == "" {

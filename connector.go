@@ -212,7 +212,7 @@ func newCluster(cfg *Config) (*cluster, error) {
 	}
 	if cfg.Topology == TopologyGalera {
 		g := &monitor.GaleraOptions{Donor: cfg.GaleraDonor, NoFailback: cfg.GaleraNoFailback,
-			MaxRecvQueue: int64(cfg.GaleraMaxRecvQueue)}
+			MaxRecvQueue: int64(cfg.GaleraMaxRecvQueue), MaxWriters: cfg.GaleraMaxWriters}
 		for _, name := range cfg.GaleraWriters {
 			g.Priority = append(g.Priority, cl.byName[name].index)
 		}

@@ -58,6 +58,7 @@
 //	rwshard.galeraNoFailback    keep the Galera writer while it serves   false
 //	rwshard.galeraDonor         a Galera donor node serves               false
 //	rwshard.galeraMaxRecvQueue  fence reads above this receive queue     0 (no limit)
+//	rwshard.galeraMaxWriters    Galera nodes that take writes            1
 //	rwshard.balance             round_robin, random, weighted,
 //	                            least_in_flight, latency                 round_robin (weighted with weights)
 //	rwshard.weights             one number per host, primary first       none

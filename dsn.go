@@ -288,6 +288,7 @@ var params = []param{
 	{name: "health", field: func(c *Config) any { return &c.Health }},
 	{name: "galeraDonor", field: func(c *Config) any { return &c.GaleraDonor }},
 	{name: "galeraMaxRecvQueue", field: func(c *Config) any { return &c.GaleraMaxRecvQueue }},
+	{name: "galeraMaxWriters", field: func(c *Config) any { return &c.GaleraMaxWriters }},
 	{name: "galeraNoFailback", field: func(c *Config) any { return &c.GaleraNoFailback }},
 	{name: "heartbeatTable", field: func(c *Config) any { return &c.HeartbeatTable }, help: "a table name such as percona.heartbeat"},
 	{name: "heartbeatWrite", field: func(c *Config) any { return &c.HeartbeatWrite }},

@@ -487,6 +487,9 @@ func (e *exe) waitPrimary(ctx context.Context, deadline time.Time, reason router
 			return nil, routeErr(nil, reason, q, ErrSplitBrain)
 		}
 		n := cl.nodes[i]
+		if ok && cl.cfg.GaleraMaxWriters > 1 {
+			return cl.leastBusyWriter(n), nil
+		}
 		if ok || !cl.probing {
 			return n, nil
 		}

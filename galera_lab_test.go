@@ -788,3 +788,40 @@ func TestGaleraDonorGetsNoReads(t *testing.T) {
 	require.NoError(t, release(ctx))
 	require.Eventually(t, func() bool { return !nodeStats(t, strict, donor.Name).Fenced }, 10*time.Second, 20*time.Millisecond)
 }
+
+// TestGaleraMaxWriters: with rwshard.galeraMaxWriters=2, concurrent
+// writes land on the two serving nodes with the lowest wsrep_local_index
+// and nowhere else; reads go to the third.
+func TestGaleraMaxWriters(t *testing.T) {
+	l := galeraLab.Get(t)
+	ctx := labtest.Ctx(t, 2*time.Minute)
+	setupGalera(t, ctx, l, "DROP TABLE IF EXISTS gmw", "CREATE TABLE gmw (id INT PRIMARY KEY, sid INT NOT NULL)")
+	db := openGalera(t, l, "rwshard.galeraMaxWriters=2")
+	first := lowestIndex(t, ctx, l)
+	second := lowestIndex(t, ctx, l, first)
+	var third string
+	for _, n := range l.Nodes() {
+		if n != first && n != second {
+			third = n.Name
+		}
+	}
+	var wg sync.WaitGroup
+	var next atomic.Int64
+	for range 8 {
+		wg.Go(func() {
+			for range 50 {
+				_, err := db.ExecContext(ctx, "INSERT INTO gmw VALUES (?, @@port)", next.Add(1))
+				assert.NoError(t, err)
+			}
+		})
+	}
+	wg.Wait()
+	by := map[string]int{}
+	for _, sid := range rowsBySID(t, ctx, first, "gmw") {
+		by[nodeByPort(l, sid)]++
+	}
+	assert.Equal(t, 400, by[first.Name]+by[second.Name], "every write on the two writers: %v", by)
+	assert.Positive(t, by[second.Name], "writes on the second writer: %v", by)
+	seen := readsReach(t, ctx, l, db, []string{third})
+	assert.Zero(t, seen[first.Name]+seen[second.Name], "no read on the writers: %v", seen)
+}

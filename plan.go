@@ -195,7 +195,7 @@ func (cl *cluster) closest(f *readFilter) nodeSet {
 	prim := cl.primary()
 	best := time.Duration(-1)
 	for _, n := range cl.nodes {
-		if ok, _ := relaxed.eligible(n, n == prim); !ok || n.pool != relaxed.pool {
+		if ok, _ := relaxed.eligible(n, n == prim || cl.galera && n.h.IsPrimary()); !ok || n.pool != relaxed.pool {
 			continue
 		}
 		if lag, known := n.h.Lag(); known && lag < cl.cfg.CausalTimeout && (best < 0 || lag < best) {

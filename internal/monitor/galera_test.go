@@ -161,3 +161,28 @@ func TestGaleraRecvQueueFencesReadsOnly(t *testing.T) {
 	assert.True(t, known)
 	assert.Zero(t, lag)
 }
+
+func TestGaleraMaxWriters(t *testing.T) {
+	f := newGalera(t, 1, 2, 0)
+	m := New(names(3), 0, f.probe, Options{Galera: &GaleraOptions{MaxWriters: 2}})
+	probeAll(m)
+	i, ok := m.Primary()
+	assert.Equal(t, 2, i, "the writer: lowest index")
+	assert.True(t, ok)
+	assert.Equal(t, []bool{true, false, true}, isPrimary(m), "the two lowest indexes write")
+	f.wsrep(0, func(w *Wsrep) { w.Desync = true })
+	probeAll(m)
+	assert.Equal(t, []bool{false, true, true}, isPrimary(m), "the next node replaces a desynced writer")
+	f.fail(2, errors.New("down"))
+	probeAll(m)
+	i, _ = m.Primary()
+	assert.Equal(t, 1, i)
+	assert.Equal(t, []bool{false, true, false}, isPrimary(m), "one serving node: one writer")
+	f.fail(2, nil)
+	f.wsrep(0, func(w *Wsrep) { w.Desync = false })
+	probeAll(m)
+	i, _ = m.Primary()
+	assert.Equal(t, 2, i)
+	assert.Equal(t, []bool{true, false, true}, isPrimary(m))
+	assert.False(t, m.SplitBrain())
+}

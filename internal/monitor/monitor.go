@@ -85,6 +85,9 @@ type GaleraOptions struct {
 	// MaxRecvQueue fences a node for reads while more write-sets than this
 	// wait in its receive queue (wsrep_local_recv_queue); 0: no limit.
 	MaxRecvQueue int64
+	// MaxWriters is how many serving nodes take writes (Node.IsPrimary),
+	// the writer and the next by preference; 0 or 1: the writer alone.
+	MaxWriters int
 }
 
 // serving says whether a Galera node may take statements, and if not why
@@ -591,22 +594,56 @@ func (m *Monitor) galeraWriter(cands []int, cur int) int {
 	if len(cands) == 0 {
 		return -1
 	}
-	g := m.opts.Galera
-	if g.NoFailback && m.writerChosen && slices.Contains(cands, cur) {
+	if m.opts.Galera.NoFailback && m.writerChosen && slices.Contains(cands, cur) {
 		return cur
 	}
-	for _, p := range g.Priority {
-		if slices.Contains(cands, p) {
-			return p
+	return m.galeraOrder(cands)[0]
+}
+
+// galeraOrder sorts the serving nodes by preference: Priority's order,
+// then by wsrep_local_index.
+func (m *Monitor) galeraOrder(cands []int) []int {
+	rank := func(i int) (int, int32) {
+		if p := slices.Index(m.opts.Galera.Priority, i); p >= 0 {
+			return p, 0
+		}
+		return len(m.opts.Galera.Priority), m.nodes[i].wsrepIndex.Load()
+	}
+	out := slices.Clone(cands)
+	slices.SortStableFunc(out, func(a, b int) int {
+		pa, ia := rank(a)
+		pb, ib := rank(b)
+		if pa != pb {
+			return pa - pb
+		}
+		return int(ia - ib)
+	})
+	return out
+}
+
+// galeraExtraWriters marks, beside the writer w, the next MaxWriters-1
+// serving nodes by preference as writers too (Node.IsPrimary), and clears
+// every other node's mark: marks are set before others are cleared, as
+// for a change of primary.
+func (m *Monitor) galeraExtraWriters(cands []int, w int) {
+	extra := max(m.opts.Galera.MaxWriters, 1) - 1
+	writers := []int{w}
+	for _, i := range m.galeraOrder(cands) {
+		if len(writers) > extra {
+			break
+		}
+		if i != w {
+			writers = append(writers, i)
 		}
 	}
-	best := cands[0]
-	for _, i := range cands[1:] {
-		if m.nodes[i].wsrepIndex.Load() < m.nodes[best].wsrepIndex.Load() {
-			best = i
+	for _, i := range writers {
+		m.nodes[i].primary.Store(true)
+	}
+	for i, n := range m.nodes {
+		if !slices.Contains(writers, i) && n.primary.Swap(false) {
+			m.notifyLocked()
 		}
 	}
-	return best
 }
 
 // recordPrimary appends a primary position sample.
@@ -753,8 +790,10 @@ func (m *Monitor) evaluateRoles() {
 		}
 	}
 	cur := int(m.primary.Load())
+	var serving []int
 	if m.opts.Galera != nil {
 		// Every serving node is writable; one is chosen, and no split.
+		serving = slices.Clone(writable)
 		if w := m.galeraWriter(writable, cur); w >= 0 {
 			writable = writable[:1]
 			writable[0] = w
@@ -784,6 +823,9 @@ func (m *Monitor) evaluateRoles() {
 		m.agg.emit(health.Event{Kind: health.SwitchoverFollowed, Node: m.nodes[writable[0]].Name,
 			Detail: detail})
 		m.notifyLocked()
+	}
+	if m.opts.Galera != nil && len(serving) > 0 {
+		m.galeraExtraWriters(serving, int(m.primary.Load()))
 	}
 	m.checkPrimaryLocked()
 }
