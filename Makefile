@@ -23,7 +23,7 @@ test: mariadb check
 demo: mariadb
 	GO=$(GO) ./scripts/demo
 
-# Installs Debian's mariadb-server if mariadbd is missing (needs root).
+# Installs Debian's mariadb-server and galera-4 if missing (needs root).
 mariadb:
 	./scripts/install-mariadb
 

@@ -32,6 +32,11 @@ type node struct {
 
 	h    *monitor.Node // probed state; up and unfenced when health is off
 	pool int           // its replica pool (Config.Pools): index in cluster.pools, 0 for none
+	// galera: a Galera node, whose last probed position may count a
+	// write-set not yet visible (see has); settled is the position its
+	// probe before the last one read, seen, last the last one's.
+	galera        bool
+	settled, seen atomic.Pointer[monitor.GTIDSet]
 
 	// What every statement that runs here counts, together, and apart
 	// from the fields above that statements only read: cores that count
@@ -70,8 +75,10 @@ type cluster struct {
 	// Config.RouteLog); ryw: Config.Consistency is not eventual. Derived
 	// once, beside budget, which every statement reads too.
 	report, ryw bool
-	probing     bool      // health probes run: Config.Health, and more than one node
-	cands       sync.Pool // *[]balance.Candidate, one per concurrent pick
+	probing     bool          // health probes run: Config.Health, and more than one node
+	galera      bool          // Config.Topology is TopologyGalera
+	writerTurn  atomic.Uint32 // leastBusyWriter's turn among tied writers
+	cands       sync.Pool     // *[]balance.Candidate, one per concurrent pick
 
 	// safeFuncs: Config.ReplicaFunctions, lower case; anyFunc for "*".
 	safeFuncs map[string]bool
@@ -257,6 +264,25 @@ func (cl *cluster) partOf(s *Session) string {
 // primary returns the node currently taken as primary.
 func (cl *cluster) primary() *node { return cl.nodes[cl.mon.PrimaryIndex()] }
 
+// leastBusyWriter is, with several Galera writers (GaleraMaxWriters), the
+// one up with the fewest connections checked out (held ones included),
+// ties taken in turn; w, the writer, when no other is usable.
+func (cl *cluster) leastBusyWriter(w *node) *node {
+	best := w
+	bestLoad := int64(-1)
+	start := int(cl.writerTurn.Add(1))
+	for k := range cl.nodes {
+		n := cl.nodes[(start+k)%len(cl.nodes)]
+		if n != w && !(n.h.IsPrimary() && n.h.Up() && !n.h.Fenced()) {
+			continue
+		}
+		if load := n.inFlight.Load(); bestLoad < 0 || load < bestLoad {
+			best, bestLoad = n, load
+		}
+	}
+	return best
+}
+
 // isPrimary reports whether n is the node taken as primary, from n's own
 // health state (monitor.Node.IsPrimary): no read of the monitor's.
 func (cl *cluster) isPrimary(n *node) bool { return n.h.IsPrimary() }
@@ -307,7 +333,8 @@ func (cl *cluster) readable(f *readFilter, n, prim *node) (ok, healthy bool) {
 	if n.pool != f.pool && n != prim {
 		return false, false // another pool's replica: not this read's
 	}
-	ok, healthy = f.eligible(n, n == prim)
+	// Several Galera writers (GaleraMaxWriters) serve no reads either.
+	ok, healthy = f.eligible(n, n == prim || cl.galera && n.h.IsPrimary())
 	if n == prim && f.pool == 0 && cl.weighted && f.exclude != n && n.h.Up() && cl.cfg.Weights[n.name] > 0 {
 		ok = true
 	}
@@ -461,9 +488,16 @@ func (cl *cluster) rememberPrimaryOnly(q string) {
 }
 
 // has reports whether n is known to have applied g: from its last probe,
-// or from a causal read that waited for g (or a later position) here.
+// or from a causal read that waited for g (or a later position) here. A
+// Galera node's @@gtid_binlog_pos counts a write-set once binlogged, a
+// moment before its commit is visible: there the probe before the last
+// one speaks, a probe interval later.
 func (n *node) has(g monitor.GTIDSet) bool {
-	if n.h.Position().Contains(g) {
+	if n.galera {
+		if s := n.settled.Load(); s != nil && s.Contains(g) {
+			return true
+		}
+	} else if n.h.Position().Contains(g) {
 		return true
 	}
 	w := n.waited.Load()

@@ -78,6 +78,20 @@ const (
 	CausalFast CausalWait = "fast"
 )
 
+// Topology says what the hosts are (docs/galera.md).
+type Topology string
+
+const (
+	// TopologyReplication: a primary and asynchronous replicas; the
+	// primary is the node with read_only OFF (default).
+	TopologyReplication Topology = "replication"
+	// TopologyGalera: the hosts are the nodes of one Galera cluster, every
+	// one writable. rwshard writes on one of them, the same for every
+	// process with the same configuration (GaleraWriters), and reads on
+	// the others that serve.
+	TopologyGalera Topology = "galera"
+)
+
 // Fallback says what a read does when no replica qualifies.
 type Fallback string
 
@@ -186,6 +200,31 @@ type Config struct {
 	// or, for a user with SUPER, write there and break its replication.
 	// "*" allows every function.
 	ReplicaFunctions []string
+
+	// Topology says what the hosts are; TopologyReplication by default.
+	Topology Topology
+	// GaleraWriters lists node names in the order they are preferred as
+	// the Galera writer: the first that serves writes. Nodes left out
+	// come after, by wsrep_local_index. Empty: the serving node with the
+	// lowest wsrep_local_index, as MaxScale's galeramon chooses.
+	GaleraWriters []string
+	// GaleraNoFailback keeps the writer while it serves, even when a node
+	// preferred before it serves again. Processes that saw different
+	// histories may then choose different writers.
+	GaleraNoFailback bool
+	// GaleraDonor lets a node that is a state-transfer donor serve reads
+	// (and be the writer); by default a donor serves nothing.
+	GaleraDonor bool
+	// GaleraMaxRecvQueue fences a node for reads while more write-sets
+	// than this wait in its receive queue (wsrep_local_recv_queue); 0: no
+	// limit.
+	GaleraMaxRecvQueue int
+	// GaleraMaxWriters is how many serving nodes take writes: the writer
+	// and the next ones by preference, each logical connection writing
+	// on the one with the fewest statements in flight when it takes a
+	// connection. Writers serve no reads while another node does. 0 or 1:
+	// the writer alone; more means certification conflicts between them.
+	GaleraMaxWriters int
 
 	// ReadOnlyTx: where sql.TxOptions{ReadOnly: true} transactions run.
 	ReadOnlyTx TxReadMode
@@ -382,6 +421,7 @@ func NewConfig() *Config {
 		StmtCacheSize:       defaultStmtCacheSize,
 		ClassifierCacheSize: defaultClassifierCacheSize,
 		Consistency:         ConsistencyCausal,
+		Topology:            TopologyReplication,
 		SessionWindow:       defaultSessionWindow,
 		CausalWait:          CausalWaitOnReplica,
 		CausalTimeout:       defaultCausalTimeout,
@@ -486,6 +526,7 @@ func (c *Config) Clone() *Config {
 		}
 	}
 	out.ReplicaFunctions = slices.Clone(c.ReplicaFunctions)
+	out.GaleraWriters = slices.Clone(c.GaleraWriters)
 	out.SessionKey = slices.Clone(c.SessionKey)
 	out.dbs = slices.Clone(c.dbs)
 	return &out
@@ -581,6 +622,14 @@ func (c *Config) normalize() error {
 			return err
 		}
 	}
+	for i, name := range c.GaleraWriters {
+		if _, ok := seen[name]; !ok {
+			return configErr("rwshard.galeraWriters", name, "not a node; nodes: %s", nodeNames(c.Nodes))
+		}
+		if slices.Index(c.GaleraWriters, name) != i {
+			return configErr("rwshard.galeraWriters", name, "named twice")
+		}
+	}
 	return c.normalizeSettings()
 }
 
@@ -621,6 +670,20 @@ func (c *Config) normalizeSettings() error {
 	c.ProbeTimeout = pick(c.ProbeTimeout, defaultProbeTimeout)
 	c.FailAfter = pick(c.FailAfter, defaultFailAfter)
 	c.Sharding.Concurrency = pick(c.Sharding.Concurrency, defaultShardConcurrency)
+	if c.Topology != TopologyGalera {
+		switch {
+		case len(c.GaleraWriters) > 0:
+			return configErr("rwshard.galeraWriters", strings.Join(c.GaleraWriters, ","), "needs rwshard.topology=galera")
+		case c.GaleraNoFailback:
+			return configErr("rwshard.galeraNoFailback", "true", "needs rwshard.topology=galera")
+		case c.GaleraDonor:
+			return configErr("rwshard.galeraDonor", "true", "needs rwshard.topology=galera")
+		case c.GaleraMaxRecvQueue > 0:
+			return configErr("rwshard.galeraMaxRecvQueue", strconv.Itoa(c.GaleraMaxRecvQueue), "needs rwshard.topology=galera")
+		case c.GaleraMaxWriters > 1:
+			return configErr("rwshard.galeraMaxWriters", strconv.Itoa(c.GaleraMaxWriters), "needs rwshard.topology=galera")
+		}
+	}
 	if c.HeartbeatWrite && c.HeartbeatTable == "" {
 		return configErr("rwshard.heartbeatWrite", "true", "needs rwshard.heartbeatTable")
 	}

@@ -153,6 +153,7 @@ func newCluster(cfg *Config) (*cluster, error) {
 	}
 	cl := &cluster{
 		cfg:        cfg,
+		galera:     cfg.Topology == TopologyGalera,
 		byName:     make(map[string]*node, len(cfg.Nodes)),
 		policy:     policy,
 		classifier: route.NewTaggingClassifier(cfg.ClassifierCacheSize, cfg.poolTagger()),
@@ -176,7 +177,7 @@ func newCluster(cfg *Config) (*cluster, error) {
 	names := cfg.readCandidates()
 	version := moduleVersion()
 	for i, nc := range cfg.Nodes {
-		n := &node{name: nc.Name, index: i}
+		n := &node{name: nc.Name, index: i, galera: cfg.Topology == TopologyGalera}
 		if len(cfg.dbs) > 0 {
 			n.db = cfg.dbs[i]
 		} else if n.conns, n.probeDB, err = openNode(cfg, nc, &n.stmts, &n.waitTimeout, version); err != nil {
@@ -207,6 +208,14 @@ func newCluster(cfg *Config) (*cluster, error) {
 	}
 	if cfg.HeartbeatWrite {
 		opts.Beat = cl.beat
+	}
+	if cfg.Topology == TopologyGalera {
+		g := &monitor.GaleraOptions{Donor: cfg.GaleraDonor, NoFailback: cfg.GaleraNoFailback,
+			MaxRecvQueue: int64(cfg.GaleraMaxRecvQueue), MaxWriters: cfg.GaleraMaxWriters}
+		for _, name := range cfg.GaleraWriters {
+			g.Priority = append(g.Priority, cl.byName[name].index)
+		}
+		opts.Galera = g
 	}
 	cl.mon = monitor.New(names, 0, cl.probe, opts)
 	for i, n := range cl.nodes {

@@ -53,6 +53,12 @@
 // as a session variable). Durations are Go durations (500ms, 3s).
 //
 //	rwshard.names               host names for hints, stats, logs        primary,replica1,replica2,…
+//	rwshard.topology            replication, galera                      replication
+//	rwshard.galeraWriters       Galera nodes by writer preference        none (lowest wsrep_local_index)
+//	rwshard.galeraNoFailback    keep the Galera writer while it serves   false
+//	rwshard.galeraDonor         a Galera donor node serves               false
+//	rwshard.galeraMaxRecvQueue  fence reads above this receive queue     0 (no limit)
+//	rwshard.galeraMaxWriters    Galera nodes that take writes            1
 //	rwshard.balance             round_robin, random, weighted,
 //	                            least_in_flight, latency                 round_robin (weighted with weights)
 //	rwshard.weights             one number per host, primary first       none

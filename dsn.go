@@ -237,6 +237,14 @@ func (c *Config) setParam(key, val string) error {
 			}
 			c.PoolRules = append(c.PoolRules, PoolRule{Pool: pool, Tables: strings.Split(tables, "|")})
 		}
+	case "galeraWriters":
+		c.GaleraWriters = nil
+		for name := range strings.SplitSeq(val, ",") {
+			if name == "" {
+				return configErr(key, val, "empty node name")
+			}
+			c.GaleraWriters = append(c.GaleraWriters, name)
+		}
 	case "replicaFunctions":
 		c.ReplicaFunctions = nil
 		for f := range strings.SplitSeq(val, ",") {
@@ -278,6 +286,10 @@ var params = []param{
 	{name: "failAfter", field: func(c *Config) any { return &c.FailAfter }},
 	{name: "fallback", field: func(c *Config) any { return (*string)(&c.Fallback) }, one: []string{"primary", "error"}},
 	{name: "health", field: func(c *Config) any { return &c.Health }},
+	{name: "galeraDonor", field: func(c *Config) any { return &c.GaleraDonor }},
+	{name: "galeraMaxRecvQueue", field: func(c *Config) any { return &c.GaleraMaxRecvQueue }},
+	{name: "galeraMaxWriters", field: func(c *Config) any { return &c.GaleraMaxWriters }},
+	{name: "galeraNoFailback", field: func(c *Config) any { return &c.GaleraNoFailback }},
 	{name: "heartbeatTable", field: func(c *Config) any { return &c.HeartbeatTable }, help: "a table name such as percona.heartbeat"},
 	{name: "heartbeatWrite", field: func(c *Config) any { return &c.HeartbeatWrite }},
 	{name: "logArgs", field: func(c *Config) any { return &c.LogArgs }},
@@ -297,6 +309,7 @@ var params = []param{
 	{name: "sessionWindow", field: func(c *Config) any { return &c.SessionWindow }},
 	{name: "shardConcurrency", field: func(c *Config) any { return &c.Sharding.Concurrency }},
 	{name: "stmtCacheSize", field: func(c *Config) any { return &c.StmtCacheSize }},
+	{name: "topology", field: func(c *Config) any { return (*string)(&c.Topology) }, one: []string{"replication", "galera"}},
 	{name: "txReplay", field: func(c *Config) any { return &c.TxReplay }},
 	{name: "txIdleTimeout", field: func(c *Config) any { return &c.TxIdleTimeout }},
 	{name: "txWarnAge", field: func(c *Config) any { return &c.TxWarnAge }},
@@ -314,7 +327,7 @@ var paramByName = func() map[string]*param {
 }()
 
 func knownParams() []string {
-	names := []string{"balance", "names", "pools", "poolTables", "replicaFunctions", "weights"}
+	names := []string{"balance", "galeraWriters", "names", "pools", "poolTables", "replicaFunctions", "weights"}
 	for _, p := range params {
 		names = append(names, p.name)
 	}
@@ -439,6 +452,9 @@ func (c *Config) rwParams() [][2]string {
 	}
 	if custom {
 		add("names", strings.Join(names, ","))
+	}
+	if len(c.GaleraWriters) > 0 {
+		add("galeraWriters", strings.Join(c.GaleraWriters, ","))
 	}
 	if len(c.ReplicaFunctions) > 0 {
 		add("replicaFunctions", strings.Join(c.ReplicaFunctions, ","))

@@ -197,3 +197,41 @@ func TestHeartbeatTableNames(t *testing.T) {
 		require.Equal(t, name, cfg.HeartbeatTable)
 	}
 }
+
+func TestParseDSNGalera(t *testing.T) {
+	c, err := ParseDSN("app:pw@tcp(g1),tcp(g2),tcp(g3)/db?rwshard.topology=galera&rwshard.names=g1,g2,g3" +
+		"&rwshard.galeraWriters=g3,g1&rwshard.galeraNoFailback=true&rwshard.galeraDonor=true&rwshard.galeraMaxRecvQueue=50" +
+		"&rwshard.galeraMaxWriters=2")
+	require.NoError(t, err)
+	assert.Equal(t, TopologyGalera, c.Topology)
+	assert.Equal(t, []string{"g3", "g1"}, c.GaleraWriters)
+	assert.True(t, c.GaleraNoFailback)
+	assert.True(t, c.GaleraDonor)
+	assert.Equal(t, 50, c.GaleraMaxRecvQueue)
+	assert.Equal(t, 2, c.GaleraMaxWriters)
+	back, err := ParseDSN(c.FormatDSN())
+	require.NoError(t, err)
+	assert.Equal(t, c.FormatDSN(), back.FormatDSN(), "FormatDSN round trip")
+	assert.Contains(t, c.FormatDSN(), "rwshard.galeraWriters=g3%2Cg1")
+
+	c, err = ParseDSN("app:pw@tcp(g1),tcp(g2)/db")
+	require.NoError(t, err)
+	assert.Equal(t, TopologyReplication, c.Topology, "default")
+
+	for dsn, key := range map[string]string{
+		"app:pw@tcp(g1),tcp(g2)/db?rwshard.topology=ring":                                         "rwshard.topology",
+		"app:pw@tcp(g1),tcp(g2)/db?rwshard.topology=galera&rwshard.galeraWriters=primary,x":       "rwshard.galeraWriters",
+		"app:pw@tcp(g1),tcp(g2)/db?rwshard.topology=galera&rwshard.galeraWriters=primary,primary": "rwshard.galeraWriters",
+		"app:pw@tcp(g1),tcp(g2)/db?rwshard.galeraWriters=primary":                                 "rwshard.galeraWriters",
+		"app:pw@tcp(g1),tcp(g2)/db?rwshard.galeraDonor=true":                                      "rwshard.galeraDonor",
+		"app:pw@tcp(g1),tcp(g2)/db?rwshard.galeraNoFailback=true":                                 "rwshard.galeraNoFailback",
+		"app:pw@tcp(g1),tcp(g2)/db?rwshard.galeraMaxRecvQueue=5":                                  "rwshard.galeraMaxRecvQueue",
+		"app:pw@tcp(g1),tcp(g2)/db?rwshard.galeraMaxWriters=2":                                    "rwshard.galeraMaxWriters",
+	} {
+		_, err := ParseDSN(dsn)
+		var ce *ConfigError
+		if assert.ErrorAs(t, err, &ce, dsn) {
+			assert.Equal(t, key, ce.Key, dsn)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/rwshard/rwshard/health"
@@ -244,6 +245,14 @@ func (e *exe) runHeld(ctx context.Context, p *plan, do work) error {
 		if err != nil {
 			return err
 		}
+		if c.cl.galera && c.replay != nil && c.tx != nil && !targetOK(b, p.r.cls.Kind == route.Read) {
+			// The Galera writer changed under the transaction: it moves
+			// to the new writer before this statement (see writerMoved).
+			if err := (*txn)(c).replayOn(ctx, errWriterMoved); err != nil {
+				return err
+			}
+			b = c.sess
+		}
 		out, err := e.runOn(ctx, p, b, monitor.GTIDSet{}, do)
 		if out == ranOK {
 			if c.inTx() && changesData(&p.r.cls) {
@@ -285,7 +294,7 @@ func (e *exe) heldFailed(ctx context.Context, p *plan, b *backend, out outcome, 
 	c := e.c
 	rejected := readOnlyRejection(err)
 	switch {
-	case c.replay != nil && c.tx != nil && (out.connectionFailed() || rejected):
+	case c.replay != nil && c.tx != nil && (out.connectionFailed() || rejected || c.cl.certFailed(err)):
 		// The transaction's connection is lost: rebuild it on the
 		// primary and run this statement there.
 		if rerr := (*txn)(c).replayOn(ctx, err); rerr != nil {
@@ -347,6 +356,16 @@ func (e *exe) runRead(ctx context.Context, p *plan, do work) (*backend, error) {
 			c.cl.rememberPrimaryOnly(e.q)
 			e.final = router.ReasonStoredFunction
 			return e.runPrimary(ctx, p, router.ReasonStoredFunction, do)
+		case c.cl.notPrimaryComponent(err):
+			// The Galera node left the Primary component since its last
+			// probe: the read did not run. Elsewhere, and the node is
+			// probed now.
+			c.cl.mon.Kick()
+			c.cl.mon.Emit(health.Event{Kind: health.ReadRetried, Node: n.name, Err: err})
+			n.retries.Add(1)
+			e.retried = true
+			excl = excl.with(n.index)
+			continue
 		case !out.connectionFailed():
 			return nil, err // the server's answer, or the caller's context
 		}
@@ -468,6 +487,9 @@ func (e *exe) waitPrimary(ctx context.Context, deadline time.Time, reason router
 			return nil, routeErr(nil, reason, q, ErrSplitBrain)
 		}
 		n := cl.nodes[i]
+		if ok && cl.cfg.GaleraMaxWriters > 1 {
+			return cl.leastBusyWriter(n), nil
+		}
 		if ok || !cl.probing {
 			return n, nil
 		}
@@ -497,19 +519,44 @@ func (e *exe) unavailable(n *node, reason router.Reason, cause error) error {
 // succeeds is remembered (node.applied): the next reads for that
 // position need none.
 func (e *exe) causalWait(ctx context.Context, b *backend, gtid monitor.GTIDSet) error {
-	q := "SELECT MASTER_GTID_WAIT(?, ?)"
+	q, want := "SELECT MASTER_GTID_WAIT(?, ?)", "0"
 	if _, mysqlSet := gtid.MySQL(); mysqlSet {
 		q = "SELECT WAIT_FOR_EXECUTED_GTID_SET(?, ?)"
 	}
-	args := []driver.NamedValue{{Ordinal: 1, Value: gtid.String()}, {Ordinal: 2, Value: e.c.cl.cfg.CausalTimeout.Seconds()}}
+	wait := gtid
+	galera := e.c.cl.cfg.Topology == TopologyGalera
+	if galera {
+		// A Galera node applies the cluster's write-sets, not a replica's
+		// relay log: its wait is on the GTID of the cluster's domain
+		// (wsrep_gtid_mode), which every node numbers alike.
+		var ok bool
+		if wait, ok = gtid.Domain(b.node.wsrepDomain.Load()); !ok {
+			b.node.applied(gtid)
+			return nil // nothing replicated by the cluster to wait for
+		}
+		// WSREP_SYNC_WAIT_UPTO_GTID returns once the node has given the
+		// GTID to a write-set, which can be a moment before its commit is
+		// visible to a read; wsrep_sync_wait for this one statement, not
+		// the session, makes the node first apply and commit everything
+		// the cluster had certified when the read arrived.
+		q, want = "SET STATEMENT wsrep_sync_wait=1 FOR SELECT WSREP_SYNC_WAIT_UPTO_GTID(?, ?)", "1"
+	}
+	var timeout any = e.c.cl.cfg.CausalTimeout.Seconds()
+	if galera {
+		timeout = int64(math.Ceil(e.c.cl.cfg.CausalTimeout.Seconds())) // whole seconds
+	}
+	args := []driver.NamedValue{{Ordinal: 1, Value: wait.String()}, {Ordinal: 2, Value: timeout}}
 	start := monotonic()
 	v, err := queryValue(ctx, b.dc, q, args)
+	if galera && serverErrno(err) == 1205 {
+		v, err = nil, nil // its timeout: not caught up
+	}
 	if err != nil {
 		return err
 	}
 	took := monotonic() - start
 	e.waited += took
-	caught := fmt.Sprint(v) == "0"
+	caught := fmt.Sprint(v) == want
 	b.node.meters.wait(took, caught)
 	if !caught {
 		return errNotCaughtUp

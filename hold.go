@@ -91,6 +91,26 @@ func (h *hold) heldPrimary() bool {
 // plain read anywhere, anything else on the primary only.
 func targetOK(b *backend, read bool) bool { return read || b.node.h.IsPrimary() }
 
+// errWriterMoved is the cause of a transaction replayed because the Galera
+// writer changed under it.
+var errWriterMoved = errors.New("the Galera writer changed")
+
+// writerMoved handles a statement for the writer on the held connection
+// of a Galera node that is no longer the writer: every node would take the
+// write, but two writers make certification conflicts, so nothing more is
+// written there. A transaction kept for replay moves to the new writer
+// (runHeld replays it first); any other session on the old writer is
+// lost, and its transaction rolled back with its connection.
+func (c *conn) writerMoved(q string, reason router.Reason) error {
+	if c.replay != nil && c.tx != nil {
+		return nil
+	}
+	n := c.sess.node
+	lost := routeErr(n, reason, q, fmt.Errorf("%w: %s is no longer the Galera writer", ErrSessionLost, n.name))
+	c.breakSession(lost)
+	return lost
+}
+
 // applyEffects updates the session state after a statement succeeded on
 // the held connection.
 func (c *conn) applyEffects(e route.Effect, q string) {

@@ -11,7 +11,11 @@ import (
 // integration tests; tests that break it start their own.
 var rwLab = labtest.NewShared(lab.RW())
 
-func TestMain(m *testing.M) { labtest.Main(m, rwLab) }
+// galeraLab is the three-node Galera lab shared by the Galera tests; a
+// test that kills or isolates a node brings it back before it ends.
+var galeraLab = labtest.NewShared(lab.Galera())
+
+func TestMain(m *testing.M) { labtest.Main(m, rwLab, galeraLab) }
 
 // The lab helpers, by the short names these tests use.
 var (

@@ -122,6 +122,9 @@ func (c *conn) plan(ctx context.Context, q string, ps *stmt, p *plan) error {
 		p.where = toHeld
 	}
 	if p.where == toHeld && c.sess != nil && !targetOK(c.sess, r.cls.Kind == route.Read) {
+		if c.cl.galera {
+			return c.writerMoved(q, p.reason)
+		}
 		// A session on a replica (a read-only transaction) runs plain
 		// reads only: rwshard never sends anything else to a replica.
 		return routeErr(c.sess.node, p.reason, q, ErrWriteToReplica)
@@ -192,7 +195,7 @@ func (cl *cluster) closest(f *readFilter) nodeSet {
 	prim := cl.primary()
 	best := time.Duration(-1)
 	for _, n := range cl.nodes {
-		if ok, _ := relaxed.eligible(n, n == prim); !ok || n.pool != relaxed.pool {
+		if ok, _ := relaxed.eligible(n, n == prim || cl.galera && n.h.IsPrimary()); !ok || n.pool != relaxed.pool {
 			continue
 		}
 		if lag, known := n.h.Lag(); known && lag < cl.cfg.CausalTimeout && (best < 0 || lag < best) {

@@ -49,7 +49,14 @@ func (cl *cluster) probe(ctx context.Context, i int) (monitor.Reading, error) {
 		// error carries it is not taken for its caller's deadline.
 		err = fmt.Errorf("no answer within rwshard.probeTimeout (%s)", cl.cfg.ProbeTimeout)
 	}
-	if err == nil && !r.Replica && !r.ReadOnly {
+	if err == nil && cl.galera {
+		n := cl.nodes[i]
+		pos := r.Position
+		n.settled.Store(n.seen.Swap(&pos))
+	}
+	if err == nil && !r.Replica && !r.ReadOnly && (!cl.galera || i == 0) {
+		// Every node of a Galera cluster is writable: its first host names
+		// the cluster's scope, whichever node writes.
 		cl.join(cl.nodes[i])
 	}
 	return r, err
@@ -152,6 +159,10 @@ func (cl *cluster) probeOnce(ctx context.Context, conn *sql.Conn, n *node, multi
 	if n.noReplicaStatus.Load() {
 		stmts[probeReplica] = "SELECT NULL LIMIT 0" // an empty result set in its place
 	}
+	galera := cl.cfg.Topology == TopologyGalera
+	if galera {
+		stmts[probeReplica] = probeWsrep
+	}
 	if t := cl.cfg.HeartbeatTable; t != "" {
 		stmts = append(stmts, "SELECT MAX(ts) FROM "+t)
 	}
@@ -160,6 +171,9 @@ func (cl *cluster) probeOnce(ctx context.Context, conn *sql.Conn, n *node, multi
 		case probePositions:
 			return scanOne(rows, positions...)
 		case probeReplica:
+			if galera {
+				return readWsrep(rows, &r, n)
+			}
 			return readReplicaStatus(rows, &r)
 		default:
 			var ts sql.NullString
@@ -174,7 +188,7 @@ func (cl *cluster) probeOnce(ctx context.Context, conn *sql.Conn, n *node, multi
 	})
 	switch {
 	case err == nil:
-	case failed == probeReplica && isPrivilegeError(err):
+	case failed == probeReplica && isPrivilegeError(err) && !galera:
 		// Without REPLICA MONITOR (or REPLICATION CLIENT, SUPER) the
 		// replication threads are not visible: the role comes from
 		// read_only, the lag from the GTID samples. Not a node down.
@@ -201,6 +215,35 @@ func (cl *cluster) probeOnce(ctx context.Context, conn *sql.Conn, n *node, multi
 	r.Position, err = monitor.ParseGTID(pos)
 	r.GTIDs = n.flavor.Load() == flavorMariaDB // MariaDB keeps GTID positions always
 	return r, err
+}
+
+// probeWsrep reads a Galera node's state in one row, in the probe's
+// round trip: the wsrep variables, then the status variables
+// (information_schema.GLOBAL_STATUS, readable without privileges).
+const probeWsrep = "SELECT @@wsrep_desync, @@wsrep_reject_queries, @@wsrep_gtid_domain_id," +
+	" MAX(IF(VARIABLE_NAME = 'WSREP_READY', VARIABLE_VALUE, NULL))," +
+	" MAX(IF(VARIABLE_NAME = 'WSREP_LOCAL_STATE', VARIABLE_VALUE, NULL))," +
+	" MAX(IF(VARIABLE_NAME = 'WSREP_CLUSTER_STATUS', VARIABLE_VALUE, NULL))," +
+	" MAX(IF(VARIABLE_NAME = 'WSREP_LOCAL_INDEX', VARIABLE_VALUE, NULL))," +
+	" MAX(IF(VARIABLE_NAME = 'WSREP_LOCAL_RECV_QUEUE', VARIABLE_VALUE, NULL))" +
+	" FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME IN ('WSREP_READY', 'WSREP_LOCAL_STATE'," +
+	" 'WSREP_CLUSTER_STATUS', 'WSREP_LOCAL_INDEX', 'WSREP_LOCAL_RECV_QUEUE')"
+
+// readWsrep reads probeWsrep's row into r, and the node's GTID domain of
+// replicated writes into n. A node without the wsrep status (not a
+// Galera node) reads as not ready.
+func readWsrep(rows *sql.Rows, r *monitor.Reading, n *node) error {
+	var desync sql.NullBool
+	var reject, ready, status sql.NullString
+	var domain, state, index, queue sql.NullInt64
+	if err := scanOne(rows, &desync, &reject, &domain, &ready, &state, &status, &index, &queue); err != nil {
+		return err
+	}
+	r.Galera = &monitor.Wsrep{Ready: ready.String == "ON", LocalState: int(state.Int64), Desync: desync.Bool,
+		RejectQueries: reject.String, ClusterStatus: cmp.Or(status.String, "Disconnected"),
+		LocalIndex: int(index.Int64), RecvQueue: queue.Int64}
+	n.wsrepDomain.Store(uint32(domain.Int64))
+	return nil
 }
 
 // queryEach runs stmts on conn, as one multi-statement query when multi
@@ -346,9 +389,10 @@ type nodeProbeState struct {
 	// read with its flavor: the key of its cluster's read-your-writes
 	// scope in this process (scopes).
 	identity        atomic.Pointer[string]
-	oldShow         atomic.Bool // the server does not know SHOW REPLICA STATUS
-	noReplicaStatus atomic.Bool // the user may not run it (see probeOnce)
-	held            heldProbe   // the probes' connection, on nodes rwshard opened
+	oldShow         atomic.Bool   // the server does not know SHOW REPLICA STATUS
+	noReplicaStatus atomic.Bool   // the user may not run it (see probeOnce)
+	wsrepDomain     atomic.Uint32 // Galera: @@wsrep_gtid_domain_id
+	held            heldProbe     // the probes' connection, on nodes rwshard opened
 	// waitTimeout is the server's @@global.wait_timeout as the last probe
 	// read it (0: not yet, or not probed): what a new session gets, and so
 	// how long the node's pool may keep a new connection idle.

@@ -196,9 +196,12 @@ func (t *txn) replayOn(ctx context.Context, cause error) error {
 	l := c.replay
 	old := c.sess
 	if old != nil {
-		if readOnlyRejection(cause) {
+		switch {
+		case readOnlyRejection(cause):
 			c.cl.mon.ReadOnly(old.node.index) // a switchover: rediscover
-		} else {
+		case errors.Is(cause, errWriterMoved) || c.cl.certFailed(cause):
+			// the node is fine; the transaction goes elsewhere or again
+		default:
 			c.cl.mon.Failure(old.node.index, cause)
 		}
 		old.release(true)
@@ -248,6 +251,20 @@ func (t *txn) replayOn(ctx context.Context, cause error) error {
 	c.cl.mon.Emit(health.Event{Kind: health.TxReplayed, Node: b.node.name,
 		Detail: fmt.Sprintf("%d statements replayed after: %v", len(l.entries), cause)})
 	return nil
+}
+
+// notPrimaryComponent reports error 1047 from a Galera node outside the
+// Primary component (WSREP has not yet prepared node for application
+// use): the statement did not run.
+func (cl *cluster) notPrimaryComponent(err error) bool {
+	return cl.galera && serverErrno(err) == 1047
+}
+
+// certFailed reports a Galera certification failure (or a local
+// transaction aborted by a replicated one): error 1213, the transaction
+// rolled back, to run again.
+func (cl *cluster) certFailed(err error) bool {
+	return cl.galera && serverErrno(err) == 1213
 }
 
 var errReplayDiffers = errors.New("the replayed result differs from what the caller was given")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql/driver"
 	"errors"
+	"fmt"
 
 	"github.com/rwshard/rwshard/hint"
 	"github.com/rwshard/rwshard/internal/route"
@@ -148,11 +149,29 @@ func (t *txn) end(commit bool) error {
 	b := c.sess
 	gen, lost := b.mark()
 	var err error
+	if commit && c.cl.galera && c.txWrites && !b.node.h.IsPrimary() {
+		// The Galera writer changed since the transaction began: its
+		// COMMIT is not sent to the old writer (see writerMoved).
+		if c.replay == nil {
+			gone := routeErr(b.node, router.ReasonInTransaction, op,
+				fmt.Errorf("%w: %s is no longer the Galera writer", ErrSessionLost, b.node.name))
+			c.breakSession(gone)
+			c.pendingWrite, c.pendingSess, c.txWrites = false, nil, false
+			t.trace(commit, gone)
+			return gone
+		}
+		if err := t.replayOn(context.Background(), errWriterMoved); err != nil {
+			t.trace(commit, err)
+			return err
+		}
+		b = c.sess
+		gen, lost = b.mark()
+	}
 	if commit {
 		b.watch(true)
 		err = c.tx.Commit()
 		b.watch(false)
-		if err != nil && c.replay != nil && readOnlyRejection(err) {
+		if err != nil && c.replay != nil && (readOnlyRejection(err) || c.cl.certFailed(err)) {
 			// The server refused the COMMIT (the node turned read-only):
 			// nothing was committed; replay on the new primary, commit there.
 			if err = t.replayOn(context.Background(), err); err == nil {

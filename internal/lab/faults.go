@@ -77,12 +77,24 @@ func (l *Lab) Kill(n *Node) error { return n.kill() }
 
 // Restart starts a killed node again with its data, port and current role,
 // and waits until it accepts connections. A replica resumes replication on
-// its own.
+// its own; a Galera node joins its cluster again (by incremental or
+// snapshot state transfer) and Restart waits until it is Synced.
 func (l *Lab) Restart(ctx context.Context, n *Node) error {
 	if n.Running() {
 		return fmt.Errorf("lab: restart %s: still running", n.Name)
 	}
-	return n.startAndWait(ctx)
+	if n.galera != nil {
+		if err := n.recoverPosition(ctx); err != nil {
+			return err
+		}
+	}
+	if err := n.startAndWait(ctx); err != nil {
+		return err
+	}
+	if n.galera != nil {
+		return l.WaitSynced(ctx, n, 60*time.Second)
+	}
+	return nil
 }
 
 // Switchover makes newPrimary the primary of its group the way an operator

@@ -28,6 +28,10 @@ type Options struct {
 	// lab's own (which they override): "--performance-schema=ON" for a
 	// test that reads performance_schema.
 	ServerArgs []string
+	// Galera makes the group's nodes a Galera cluster (every node
+	// writable, no asynchronous replication) instead of a primary and
+	// replicas; Shards must be 1.
+	Galera bool
 }
 
 // RW is the read/write splitting topology: one primary and two replicas,
@@ -37,6 +41,11 @@ func RW() Options { return Options{Shards: 1, Replicas: 2} }
 // Sharded is the sharding topology: two groups "ds_0" and "ds_1", each one
 // primary and one replica ("ds_0-primary", "ds_0-replica1", …).
 func Sharded() Options { return Options{Shards: 2, Replicas: 1} }
+
+// Galera is the Galera topology: one cluster "galera" of three nodes,
+// "node1", "node2" and "node3", every one Synced and writable. Node1
+// bootstrapped the cluster; the others joined it by state transfer.
+func Galera() Options { return Options{Shards: 1, Replicas: 2, Galera: true} }
 
 // DirPrefix starts the name of every lab directory; processes whose
 // --datadir contains it belong to a lab (see Reap).
@@ -89,6 +98,9 @@ func Start(ctx context.Context, o Options) (l *Lab, err error) {
 	if o.Replicas < 0 {
 		return nil, fmt.Errorf("lab: negative replica count %d", o.Replicas)
 	}
+	if o.Galera && o.Shards != 1 {
+		return nil, fmt.Errorf("lab: a Galera lab has one group, not %d", o.Shards)
+	}
 	mariadbd, err := LookMariadbd()
 	if err != nil {
 		return nil, err
@@ -111,6 +123,9 @@ func Start(ctx context.Context, o Options) (l *Lab, err error) {
 			l.Stop()
 		}
 	}()
+	if o.Galera {
+		return l, l.startGalera(ctx, tmpl, mariadbd, o)
+	}
 
 	id := 0
 	for s := 0; s < o.Shards; s++ {
@@ -257,6 +272,9 @@ func (l *Lab) NodeByServerID(id int64) string {
 // has binlogged (MASTER_GTID_WAIT), up to timeout.
 func (l *Lab) Sync(ctx context.Context, timeout time.Duration) error {
 	for _, g := range l.Groups {
+		if g.Nodes[0].galera != nil {
+			continue // synchronous: nothing to wait for
+		}
 		var pos string
 		if err := g.Primary().Admin().QueryRowContext(ctx, "SELECT @@gtid_binlog_pos").Scan(&pos); err != nil {
 			return fmt.Errorf("lab: %s gtid_binlog_pos: %w", g.Primary().Name, err)

@@ -28,7 +28,8 @@ type Node struct {
 
 	mariadbd string
 	detach   bool
-	args     []string // Options.ServerArgs
+	args     []string    // Options.ServerArgs
+	galera   *galeraNode // nil: not a Galera node
 
 	mu       sync.Mutex
 	proc     *process // nil: not running
@@ -100,7 +101,16 @@ func (n *Node) spawn(detach bool, extra ...string) error {
 	n.mu.Lock()
 	readOnly := n.readOnly
 	n.mu.Unlock()
-	if n.Port > 0 {
+	switch {
+	case n.Port > 0 && n.galera != nil:
+		args = append(args,
+			"--port="+strconv.Itoa(n.Port),
+			"--server-id="+strconv.Itoa(n.ServerID),
+			"--log-bin=bin", "--binlog-format=ROW", "--log-slave-updates=ON")
+		args = append(args, serverArgs...)
+		args = append(args, n.galera.args(n)...)
+		args = append(args, n.args...)
+	case n.Port > 0:
 		args = append(args,
 			"--port="+strconv.Itoa(n.Port),
 			"--server-id="+strconv.Itoa(n.ServerID),
@@ -119,6 +129,11 @@ func (n *Node) spawn(detach bool, extra ...string) error {
 		n.mariadbd = p
 	}
 	cmd := exec.Command(n.mariadbd, args...)
+	if n.galera != nil {
+		// The lab's own state transfer script (see Lab.Donor) is found
+		// on the server's PATH.
+		cmd.Env = append(os.Environ(), "PATH="+n.galera.binDir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	}
 	if err := start(cmd, detach); err != nil {
 		return fmt.Errorf("lab: start %s: %w", n.Name, err)
 	}

@@ -111,4 +111,17 @@
 // capped at Max (10 + 100×Ratio from NewBudget), and at least MinPerSecond
 // retries per second are allowed, so a quiet service can still retry.
 // Counts reports the retries made and refused.
+//
+// # Galera
+//
+// With Options.Galera the nodes are one Galera cluster: every probe's
+// Reading carries the node's wsrep state (Reading.Galera). A node out of
+// the Primary component or not ready is down; one desynced, a donor
+// (unless GaleraOptions.Donor), joining or rejecting queries is fenced and
+// no writer candidate; one whose receive queue is above MaxRecvQueue is
+// fenced for reads only. The node taken as primary is the writer: the
+// serving node first in GaleraOptions.Priority, else the one with the
+// lowest wsrep_local_index, which every node's view numbers alike, so that
+// monitors in different processes choose the same node; NoFailback keeps
+// it while it serves. Every serving node being writable is no split brain.
 package monitor

@@ -203,6 +203,18 @@ func (g GTIDSet) Union(other GTIDSet) GTIDSet {
 	return out
 }
 
+// Domain returns the MariaDB GTID of domain d in g, and false when g has
+// none there.
+func (g GTIDSet) Domain(d uint32) (GTIDSet, bool) {
+	seq, ok := g.maria[d]
+	if !ok {
+		return GTIDSet{}, false
+	}
+	out := GTIDSet{maria: map[uint32]uint64{d: seq}, srv: map[uint32]uint64{d: g.srv[d]}}
+	out.text = out.format()
+	return out, true
+}
+
 // format writes the set in the servers' syntax, sorted.
 func (g GTIDSet) format() string {
 	var parts []string

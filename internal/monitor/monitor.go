@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"math"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -40,6 +42,76 @@ type Reading struct {
 	// Heartbeat is the newest pt-heartbeat row seen on the node; zero if
 	// no heartbeat table is read.
 	Heartbeat time.Time
+	// Galera is the node's wsrep state, read when the monitor watches a
+	// Galera cluster (Options.Galera); nil otherwise.
+	Galera *Wsrep
+}
+
+// Wsrep is a Galera node's state, from its wsrep status and variables.
+type Wsrep struct {
+	Ready         bool   // wsrep_ready
+	LocalState    int    // wsrep_local_state: 1 Joining, 2 Donor/Desynced, 3 Joined, 4 Synced
+	Desync        bool   // @@wsrep_desync
+	RejectQueries string // @@wsrep_reject_queries: NONE, ALL, ALL_KILL
+	ClusterStatus string // wsrep_cluster_status: Primary, non-Primary, Disconnected
+	LocalIndex    int    // wsrep_local_index: the node's place in the view, the same in every node's view
+	RecvQueue     int64  // wsrep_local_recv_queue: write-sets received, not yet applied
+}
+
+// Wsrep local states.
+const (
+	WsrepJoining = 1
+	WsrepDonor   = 2 // Donor/Desynced
+	WsrepJoined  = 3
+	WsrepSynced  = 4
+)
+
+// GaleraOptions make the monitor watch a Galera cluster: every node is
+// writable, and the monitor names one writer (the node it calls the
+// primary) that every process with the same options names alike, from the
+// nodes' own states, without talking to each other.
+type GaleraOptions struct {
+	// Donor lets a node that is a state-transfer donor (wsrep_local_state 2
+	// with wsrep_desync OFF) serve; by default it does not.
+	Donor bool
+	// Priority lists node indexes, most preferred first: the writer is the
+	// first serving node of the list (nodes not listed after, by
+	// wsrep_local_index). Empty: the serving node with the lowest
+	// wsrep_local_index.
+	Priority []int
+	// NoFailback keeps the writer while it serves, even when a node the
+	// rule prefers serves again.
+	NoFailback bool
+	// MaxRecvQueue fences a node for reads while more write-sets than this
+	// wait in its receive queue (wsrep_local_recv_queue); 0: no limit.
+	MaxRecvQueue int64
+	// MaxWriters is how many serving nodes take writes (Node.IsPrimary),
+	// the writer and the next by preference; 0 or 1: the writer alone.
+	MaxWriters int
+}
+
+// serving says whether a Galera node may take statements, and if not why
+// (the fence cause). down: it is out of the Primary component, or not
+// ready, which the application would see as error 1047.
+func (o *GaleraOptions) serving(w *Wsrep) (ok, down bool, why string) {
+	switch {
+	case w.ClusterStatus != "Primary":
+		return false, true, "wsrep_cluster_status " + w.ClusterStatus
+	case !w.Ready:
+		return false, true, "wsrep_ready OFF"
+	case w.Desync:
+		return false, false, "desynced"
+	case w.RejectQueries != "" && !strings.EqualFold(w.RejectQueries, "NONE"):
+		return false, false, "wsrep_reject_queries " + w.RejectQueries
+	case w.LocalState == WsrepSynced:
+		return true, false, ""
+	case w.LocalState == WsrepDonor && o.Donor:
+		return true, false, ""
+	case w.LocalState == WsrepDonor:
+		return false, false, "donor"
+	default:
+		return false, false, "wsrep_local_state " + strconv.Itoa(w.LocalState)
+	}
 }
 
 // ProbeFunc probes node i once. It must honour ctx (the probe timeout).
@@ -59,6 +131,9 @@ type Options struct {
 	Beat func(ctx context.Context) error
 	// Now is the clock (tests).
 	Now func() time.Time
+	// Galera, when set, watches a Galera cluster (see GaleraOptions);
+	// readings then carry Reading.Galera.
+	Galera *GaleraOptions
 	// Down, when set, is called with a node's index when it goes out of
 	// rotation (a probe failed, or traffic failed FailAfter times): the
 	// driver interrupts the statements in flight there.
@@ -104,6 +179,8 @@ type Node struct {
 	fenceCause string // owned by the node's probe loop
 
 	rejectedAt atomic.Int64 // unix nanos of the last read-only rejection
+
+	wsrepIndex atomic.Int32 // Galera: wsrep_local_index as last probed; -1 unknown
 }
 
 // IsPrimary reports whether the node is the one taken as primary
@@ -186,6 +263,10 @@ type Monitor struct {
 	samples []sample      // primary positions, oldest first
 	changed chan struct{} // closed and replaced on every role change
 	kick    []chan struct{}
+	// writerChosen: a Galera writer was chosen once every node had been
+	// probed (NoFailback keeps that one, not the index New started with
+	// nor one chosen before the others answered).
+	writerChosen bool
 
 	stop   chan struct{}
 	ctx    context.Context // of every probe; cancelled by Close
@@ -215,6 +296,7 @@ func New(names []string, primary int, probe ProbeFunc, o Options) *Monitor {
 		n := &Node{Name: name}
 		n.up.Store(true)
 		n.lag.Store(-1)
+		n.wsrepIndex.Store(-1)
 		m.nodes = append(m.nodes, n)
 		m.kick = append(m.kick, make(chan struct{}, 1))
 	}
@@ -418,6 +500,10 @@ func (m *Monitor) probeOnce(i int) {
 		m.evaluateRoles()
 		return
 	}
+	if g := m.opts.Galera; g != nil {
+		m.galeraReading(i, sent, r)
+		return
+	}
 	n.probed.Store(true)
 	n.lastError.Store(nil)
 	n.failures.Store(0)
@@ -438,6 +524,126 @@ func (m *Monitor) probeOnce(i int) {
 		m.replicaLag(i, sent, r)
 	}
 	m.evaluateRoles()
+}
+
+// galeraReading folds a Galera node's reading into its state: a node out
+// of the Primary component or not ready is down (its queries fail with
+// 1047); one that is desynced, a donor (unless allowed), joining or
+// rejecting queries is up but fenced, and no writer candidate; a serving
+// node with more write-sets waiting than MaxRecvQueue is fenced for reads
+// only. Lag is not measured from GTID samples: a Synced node has certified
+// every write-set, and its receive queue says how many it has yet to
+// apply.
+func (m *Monitor) galeraReading(i int, sent time.Time, r Reading) {
+	n := m.nodes[i]
+	g := m.opts.Galera
+	if r.Galera == nil {
+		err := errors.New("no wsrep status: not a Galera node")
+		n.lastError.Store(&err)
+		m.setUp(i, false, err)
+		m.evaluateRoles()
+		return
+	}
+	ok, down, why := g.serving(r.Galera)
+	if down {
+		err := errors.New(why)
+		n.lastError.Store(&err)
+		n.writable.Store(false)
+		m.setUp(i, false, err)
+		m.evaluateRoles()
+		return
+	}
+	n.probed.Store(true)
+	n.lastError.Store(nil)
+	n.failures.Store(0)
+	n.replica.Store(false)
+	n.wsrepIndex.Store(int32(r.Galera.LocalIndex))
+	n.writable.Store(ok && !r.ReadOnly)
+	pos := r.Position
+	n.position.Store(&pos)
+	m.setUp(i, true, nil)
+	if ok && g.MaxRecvQueue > 0 && r.Galera.RecvQueue > g.MaxRecvQueue {
+		ok, why = false, "recv queue "+strconv.FormatInt(r.Galera.RecvQueue, 10)
+	}
+	if ok && r.Galera.RecvQueue == 0 {
+		n.lag.Store(0)
+		n.asOf.Store(sent.UnixNano())
+	} else {
+		n.lag.Store(-1)
+		n.asOf.Store(0)
+	}
+	m.setFenced(i, !ok, why)
+	m.evaluateRoles()
+}
+
+// allSeen reports that every node has been probed once.
+func (m *Monitor) allSeen() bool {
+	for _, n := range m.nodes {
+		if !n.seen.Load() {
+			return false
+		}
+	}
+	return true
+}
+
+// galeraWriter chooses the writer among the serving nodes (cands, in index
+// order; cur the current one): Priority's first, else the lowest
+// wsrep_local_index; the current one while it serves under NoFailback.
+// -1 when none serves.
+func (m *Monitor) galeraWriter(cands []int, cur int) int {
+	if len(cands) == 0 {
+		return -1
+	}
+	if m.opts.Galera.NoFailback && m.writerChosen && slices.Contains(cands, cur) {
+		return cur
+	}
+	return m.galeraOrder(cands)[0]
+}
+
+// galeraOrder sorts the serving nodes by preference: Priority's order,
+// then by wsrep_local_index.
+func (m *Monitor) galeraOrder(cands []int) []int {
+	rank := func(i int) (int, int32) {
+		if p := slices.Index(m.opts.Galera.Priority, i); p >= 0 {
+			return p, 0
+		}
+		return len(m.opts.Galera.Priority), m.nodes[i].wsrepIndex.Load()
+	}
+	out := slices.Clone(cands)
+	slices.SortStableFunc(out, func(a, b int) int {
+		pa, ia := rank(a)
+		pb, ib := rank(b)
+		if pa != pb {
+			return pa - pb
+		}
+		return int(ia - ib)
+	})
+	return out
+}
+
+// galeraExtraWriters marks, beside the writer w, the next MaxWriters-1
+// serving nodes by preference as writers too (Node.IsPrimary), and clears
+// every other node's mark: marks are set before others are cleared, as
+// for a change of primary.
+func (m *Monitor) galeraExtraWriters(cands []int, w int) {
+	extra := max(m.opts.Galera.MaxWriters, 1) - 1
+	writers := []int{w}
+	for _, i := range m.galeraOrder(cands) {
+		if len(writers) > extra {
+			break
+		}
+		if i != w {
+			writers = append(writers, i)
+		}
+	}
+	for _, i := range writers {
+		m.nodes[i].primary.Store(true)
+	}
+	for i, n := range m.nodes {
+		if !slices.Contains(writers, i) && n.primary.Swap(false) {
+			m.notifyLocked()
+		}
+	}
 }
 
 // recordPrimary appends a primary position sample.
@@ -584,6 +790,16 @@ func (m *Monitor) evaluateRoles() {
 		}
 	}
 	cur := int(m.primary.Load())
+	var serving []int
+	if m.opts.Galera != nil {
+		// Every serving node is writable; one is chosen, and no split.
+		serving = slices.Clone(writable)
+		if w := m.galeraWriter(writable, cur); w >= 0 {
+			writable = writable[:1]
+			writable[0] = w
+			m.writerChosen = m.writerChosen || m.allSeen()
+		}
+	}
 	split := len(writable) > 1
 	if m.split.Swap(split) != split {
 		if split {
@@ -600,9 +816,16 @@ func (m *Monitor) evaluateRoles() {
 		m.primary.Store(int32(writable[0]))
 		m.nodes[cur].primary.Store(false)
 		m.samples = m.samples[:0] // positions of the old primary no longer apply
+		detail := "was " + m.nodes[cur].Name
+		if m.opts.Galera != nil {
+			detail = "Galera writer; " + detail
+		}
 		m.agg.emit(health.Event{Kind: health.SwitchoverFollowed, Node: m.nodes[writable[0]].Name,
-			Detail: "was " + m.nodes[cur].Name})
+			Detail: detail})
 		m.notifyLocked()
+	}
+	if m.opts.Galera != nil && len(serving) > 0 {
+		m.galeraExtraWriters(serving, int(m.primary.Load()))
 	}
 	m.checkPrimaryLocked()
 }

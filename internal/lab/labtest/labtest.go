@@ -114,7 +114,7 @@ func check(t testing.TB, err error) {
 	t.Helper()
 	switch {
 	case err == nil:
-	case errors.Is(err, lab.ErrNoMariaDB) && !Required():
+	case (errors.Is(err, lab.ErrNoMariaDB) || errors.Is(err, lab.ErrNoGalera)) && !Required():
 		t.Skip(skipMsg)
 	default:
 		t.Fatalf("lab: %v", err)
