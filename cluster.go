@@ -264,7 +264,7 @@ func (cl *cluster) partOf(s *Session) string {
 // primary returns the node currently taken as primary.
 func (cl *cluster) primary() *node { return cl.nodes[cl.mon.PrimaryIndex()] }
 
-// leastBusyWriter is, with several Galera writers (GaleraMaxWriters), the
+// leastBusyWriter is, with several Galera writers (Config.Galera.MaxWriters), the
 // one up with the fewest connections checked out (held ones included),
 // ties taken in turn; w, the writer, when no other is usable.
 func (cl *cluster) leastBusyWriter(w *node) *node {
@@ -333,7 +333,7 @@ func (cl *cluster) readable(f *readFilter, n, prim *node) (ok, healthy bool) {
 	if n.pool != f.pool && n != prim {
 		return false, false // another pool's replica: not this read's
 	}
-	// Several Galera writers (GaleraMaxWriters) serve no reads either.
+	// Several Galera writers (Config.Galera.MaxWriters) serve no reads either.
 	ok, healthy = f.eligible(n, n == prim || cl.galera && n.h.IsPrimary())
 	if n == prim && f.pool == 0 && cl.weighted && f.exclude != n && n.h.Up() && cl.cfg.Weights[n.name] > 0 {
 		ok = true

@@ -87,7 +87,7 @@ const (
 	TopologyReplication Topology = "replication"
 	// TopologyGalera: the hosts are the nodes of one Galera cluster, every
 	// one writable. rwshard writes on one of them, the same for every
-	// process with the same configuration (GaleraWriters), and reads on
+	// process with the same configuration (Config.Galera.Writers), and reads on
 	// the others that serve.
 	TopologyGalera Topology = "galera"
 )
@@ -203,28 +203,8 @@ type Config struct {
 
 	// Topology says what the hosts are; TopologyReplication by default.
 	Topology Topology
-	// GaleraWriters lists node names in the order they are preferred as
-	// the Galera writer: the first that serves writes. Nodes left out
-	// come after, by wsrep_local_index. Empty: the serving node with the
-	// lowest wsrep_local_index, as MaxScale's galeramon chooses.
-	GaleraWriters []string
-	// GaleraNoFailback keeps the writer while it serves, even when a node
-	// preferred before it serves again. Processes that saw different
-	// histories may then choose different writers.
-	GaleraNoFailback bool
-	// GaleraDonor lets a node that is a state-transfer donor serve reads
-	// (and be the writer); by default a donor serves nothing.
-	GaleraDonor bool
-	// GaleraMaxRecvQueue fences a node for reads while more write-sets
-	// than this wait in its receive queue (wsrep_local_recv_queue); 0: no
-	// limit.
-	GaleraMaxRecvQueue int
-	// GaleraMaxWriters is how many serving nodes take writes: the writer
-	// and the next ones by preference, each logical connection writing
-	// on the one with the fewest statements in flight when it takes a
-	// connection. Writers serve no reads while another node does. 0 or 1:
-	// the writer alone; more means certification conflicts between them.
-	GaleraMaxWriters int
+	// Galera tunes how a Galera topology picks its writer and readers.
+	Galera GaleraConfig
 
 	// ReadOnlyTx: where sql.TxOptions{ReadOnly: true} transactions run.
 	ReadOnlyTx TxReadMode
@@ -474,6 +454,33 @@ func (c *Config) fillDefaults() {
 	c.defaulted = true
 }
 
+// GaleraConfig is the Galera part of a Config, for Topology galera
+// (docs/galera.md).
+type GaleraConfig struct {
+	// Writers lists node names in the order they are preferred as the
+	// writer: the first that serves writes. Nodes left out come after, by
+	// wsrep_local_index. Empty: the serving node with the lowest
+	// wsrep_local_index, as MaxScale's galeramon chooses.
+	Writers []string
+	// NoFailback keeps the writer while it serves, even when a node
+	// preferred before it serves again. Processes that saw different
+	// histories may then choose different writers.
+	NoFailback bool
+	// Donor lets a node that is a state-transfer donor serve reads (and
+	// be the writer); by default a donor serves nothing.
+	Donor bool
+	// MaxRecvQueue fences a node for reads while more write-sets than
+	// this wait in its receive queue (wsrep_local_recv_queue); 0: no
+	// limit.
+	MaxRecvQueue int
+	// MaxWriters is how many serving nodes take writes: the writer and
+	// the next ones by preference, each logical connection writing on the
+	// one with the fewest statements in flight when it takes a
+	// connection. Writers serve no reads while another node does. 0 or 1:
+	// the writer alone; more means certification conflicts between them.
+	MaxWriters int
+}
+
 // ShardingConfig is the sharding part of a Config. RulesFile or Rules
 // makes the connector sharded: the data sources come from the rules, each
 // a primary + replicas group with read/write splitting inside, and
@@ -526,7 +533,7 @@ func (c *Config) Clone() *Config {
 		}
 	}
 	out.ReplicaFunctions = slices.Clone(c.ReplicaFunctions)
-	out.GaleraWriters = slices.Clone(c.GaleraWriters)
+	out.Galera.Writers = slices.Clone(c.Galera.Writers)
 	out.SessionKey = slices.Clone(c.SessionKey)
 	out.dbs = slices.Clone(c.dbs)
 	return &out
@@ -622,11 +629,11 @@ func (c *Config) normalize() error {
 			return err
 		}
 	}
-	for i, name := range c.GaleraWriters {
+	for i, name := range c.Galera.Writers {
 		if _, ok := seen[name]; !ok {
 			return configErr("rwshard.galeraWriters", name, "not a node; nodes: %s", nodeNames(c.Nodes))
 		}
-		if slices.Index(c.GaleraWriters, name) != i {
+		if slices.Index(c.Galera.Writers, name) != i {
 			return configErr("rwshard.galeraWriters", name, "named twice")
 		}
 	}
@@ -672,16 +679,16 @@ func (c *Config) normalizeSettings() error {
 	c.Sharding.Concurrency = pick(c.Sharding.Concurrency, defaultShardConcurrency)
 	if c.Topology != TopologyGalera {
 		switch {
-		case len(c.GaleraWriters) > 0:
-			return configErr("rwshard.galeraWriters", strings.Join(c.GaleraWriters, ","), "needs rwshard.topology=galera")
-		case c.GaleraNoFailback:
+		case len(c.Galera.Writers) > 0:
+			return configErr("rwshard.galeraWriters", strings.Join(c.Galera.Writers, ","), "needs rwshard.topology=galera")
+		case c.Galera.NoFailback:
 			return configErr("rwshard.galeraNoFailback", "true", "needs rwshard.topology=galera")
-		case c.GaleraDonor:
+		case c.Galera.Donor:
 			return configErr("rwshard.galeraDonor", "true", "needs rwshard.topology=galera")
-		case c.GaleraMaxRecvQueue > 0:
-			return configErr("rwshard.galeraMaxRecvQueue", strconv.Itoa(c.GaleraMaxRecvQueue), "needs rwshard.topology=galera")
-		case c.GaleraMaxWriters > 1:
-			return configErr("rwshard.galeraMaxWriters", strconv.Itoa(c.GaleraMaxWriters), "needs rwshard.topology=galera")
+		case c.Galera.MaxRecvQueue > 0:
+			return configErr("rwshard.galeraMaxRecvQueue", strconv.Itoa(c.Galera.MaxRecvQueue), "needs rwshard.topology=galera")
+		case c.Galera.MaxWriters > 1:
+			return configErr("rwshard.galeraMaxWriters", strconv.Itoa(c.Galera.MaxWriters), "needs rwshard.topology=galera")
 		}
 	}
 	if c.HeartbeatWrite && c.HeartbeatTable == "" {

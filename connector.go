@@ -210,9 +210,9 @@ func newCluster(cfg *Config) (*cluster, error) {
 		opts.Beat = cl.beat
 	}
 	if cfg.Topology == TopologyGalera {
-		g := &monitor.GaleraOptions{Donor: cfg.GaleraDonor, NoFailback: cfg.GaleraNoFailback,
-			MaxRecvQueue: int64(cfg.GaleraMaxRecvQueue), MaxWriters: cfg.GaleraMaxWriters}
-		for _, name := range cfg.GaleraWriters {
+		g := &monitor.GaleraOptions{Donor: cfg.Galera.Donor, NoFailback: cfg.Galera.NoFailback,
+			MaxRecvQueue: int64(cfg.Galera.MaxRecvQueue), MaxWriters: cfg.Galera.MaxWriters}
+		for _, name := range cfg.Galera.Writers {
 			g.Priority = append(g.Priority, cl.byName[name].index)
 		}
 		opts.Galera = g

@@ -238,12 +238,12 @@ func (c *Config) setParam(key, val string) error {
 			c.PoolRules = append(c.PoolRules, PoolRule{Pool: pool, Tables: strings.Split(tables, "|")})
 		}
 	case "galeraWriters":
-		c.GaleraWriters = nil
+		c.Galera.Writers = nil
 		for name := range strings.SplitSeq(val, ",") {
 			if name == "" {
 				return configErr(key, val, "empty node name")
 			}
-			c.GaleraWriters = append(c.GaleraWriters, name)
+			c.Galera.Writers = append(c.Galera.Writers, name)
 		}
 	case "replicaFunctions":
 		c.ReplicaFunctions = nil
@@ -286,10 +286,10 @@ var params = []param{
 	{name: "failAfter", field: func(c *Config) any { return &c.FailAfter }},
 	{name: "fallback", field: func(c *Config) any { return (*string)(&c.Fallback) }, one: []string{"primary", "error"}},
 	{name: "health", field: func(c *Config) any { return &c.Health }},
-	{name: "galeraDonor", field: func(c *Config) any { return &c.GaleraDonor }},
-	{name: "galeraMaxRecvQueue", field: func(c *Config) any { return &c.GaleraMaxRecvQueue }},
-	{name: "galeraMaxWriters", field: func(c *Config) any { return &c.GaleraMaxWriters }},
-	{name: "galeraNoFailback", field: func(c *Config) any { return &c.GaleraNoFailback }},
+	{name: "galeraDonor", field: func(c *Config) any { return &c.Galera.Donor }},
+	{name: "galeraMaxRecvQueue", field: func(c *Config) any { return &c.Galera.MaxRecvQueue }},
+	{name: "galeraMaxWriters", field: func(c *Config) any { return &c.Galera.MaxWriters }},
+	{name: "galeraNoFailback", field: func(c *Config) any { return &c.Galera.NoFailback }},
 	{name: "heartbeatTable", field: func(c *Config) any { return &c.HeartbeatTable }, help: "a table name such as percona.heartbeat"},
 	{name: "heartbeatWrite", field: func(c *Config) any { return &c.HeartbeatWrite }},
 	{name: "logArgs", field: func(c *Config) any { return &c.LogArgs }},
@@ -453,8 +453,8 @@ func (c *Config) rwParams() [][2]string {
 	if custom {
 		add("names", strings.Join(names, ","))
 	}
-	if len(c.GaleraWriters) > 0 {
-		add("galeraWriters", strings.Join(c.GaleraWriters, ","))
+	if len(c.Galera.Writers) > 0 {
+		add("galeraWriters", strings.Join(c.Galera.Writers, ","))
 	}
 	if len(c.ReplicaFunctions) > 0 {
 		add("replicaFunctions", strings.Join(c.ReplicaFunctions, ","))

@@ -487,7 +487,7 @@ func (e *exe) waitPrimary(ctx context.Context, deadline time.Time, reason router
 			return nil, routeErr(nil, reason, q, ErrSplitBrain)
 		}
 		n := cl.nodes[i]
-		if ok && cl.cfg.GaleraMaxWriters > 1 {
+		if ok && cl.cfg.Galera.MaxWriters > 1 {
 			return cl.leastBusyWriter(n), nil
 		}
 		if ok || !cl.probing {
