@@ -25,6 +25,9 @@ type node struct {
 	db      *sql.DB   // a handle given to OpenDB; nil when rwshard opened the node
 	conns   *connPool // rwshard's own pool of the node, when it opened it
 	maxOpen int       // its pool's connection limit when rwshard opened it; 0: none
+	// limited: its pool has a limit of connections (maxOpen, or a share
+	// of the server's, Config.FleetSize).
+	limited bool
 	// probeDB: the health probes' own connection to the node, allowing
 	// multi-statement queries (see cluster.probe); nil over handles the
 	// caller opened (OpenDB).
@@ -375,7 +378,7 @@ func (cl *cluster) mostAdvanced(excl nodeSet) *node {
 
 // bounded reports a node whose pool has a connection limit.
 func (n *node) bounded() bool {
-	if n.maxOpen > 0 {
+	if n.limited {
 		return true
 	}
 	return n.db != nil && n.db.Stats().MaxOpenConnections > 0 // a handle given to OpenDB

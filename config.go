@@ -201,6 +201,20 @@ type Config struct {
 	ConnMaxIdleTime time.Duration
 	MaxOpenConns    int // 0: unlimited
 	MaxIdleConns    int
+	// FleetSize is how many processes (connectors) are expected to share
+	// each node: each connector's pool of a node then opens at most its
+	// share, (max_connections − max_connections/10) / FleetSize minus its
+	// probe connections, read from the server; MaxOpenConns, when lower,
+	// still applies. 0: no share, but a pool never opens more than the
+	// server had free (max_connections − max_connections/10 −
+	// Threads_connected) at its last look. A statement that finds the
+	// limit reached waits for a connection, up to ConnWait and its
+	// context, then fails with ErrConnBudget. See docs/connections.md.
+	FleetSize int
+	// ConnWait bounds how long a statement waits for a connection of a
+	// node's pool at its limit (MaxOpenConns or the share); it then fails
+	// with ErrConnBudget. 0: as long as its context allows.
+	ConnWait time.Duration
 
 	// ResetSession ends a logical connection's session state that pins
 	// it to its primary connection (USE, LOCK TABLES, SQL-level PREPARE,

@@ -185,6 +185,7 @@ func newCluster(cfg *Config) (*cluster, error) {
 			return nil, err
 		} else {
 			n.maxOpen = pick(nc.MaxOpenConns, cfg.MaxOpenConns)
+			n.limited = n.maxOpen > 0 || cfg.FleetSize > 0
 			n.held.lifetime = pick(nc.ConnMaxLifetime, cfg.ConnMaxLifetime)
 		}
 		cl.nodes = append(cl.nodes, n)
@@ -268,6 +269,14 @@ func openNode(cfg *Config, nc Node, stats *stmtStats) (conns *connPool, probeDB 
 	lifetime := pick(nc.ConnMaxLifetime, cfg.ConnMaxLifetime)
 	conns = newConnPool(&nodeConnector{inner: inner, timeout: cfg.ConnectTimeout, cacheSize: cfg.StmtCacheSize, stats: stats, track: true},
 		pick(nc.MaxOpenConns, cfg.MaxOpenConns), pick(nc.MaxIdleConns, cfg.MaxIdleConns), lifetime, cfg.ConnMaxIdleTime)
+	reserve := 0 // the connector's own connections to the node, outside the pool
+	if cfg.Health && len(cfg.Nodes) > 1 {
+		reserve = 1
+		if cfg.HeartbeatWrite {
+			reserve = 2
+		}
+	}
+	conns.budget = connBudget{node: nc.Name, fleet: cfg.FleetSize, reserve: reserve, wait: cfg.ConnWait, look: true}
 	// One probe at a time per node (the monitor runs one loop per node), on a
 	// connection it holds (heldProbe); the heartbeat writer's beside it.
 	probeDB = sql.OpenDB(&nodeConnector{inner: probeInner, timeout: cfg.ConnectTimeout})

@@ -67,6 +67,10 @@
 //	rwshard.connMaxIdleTime                                              1m
 //	rwshard.maxOpenConns        per node, 0 unlimited                    0
 //	rwshard.maxIdleConns        per node                                 16
+//	rwshard.fleetSize           processes sharing each node's
+//	                            max_connections, 0 no share              0
+//	rwshard.connWait            wait for a connection at the limit,
+//	                            then ErrConnBudget; 0 the context's      0
 //	rwshard.stmtCacheSize       prepared statements per connection       256
 //	rwshard.classifierCacheSize                                          4096
 //	rwshard.consistency         eventual, session, causal, universal     causal (OpenDB: eventual)

@@ -43,6 +43,11 @@ var (
 	// rolled it back and freed its locks. Commit returns it; nothing of
 	// the transaction was committed.
 	ErrTxIdleTimeout = errors.New("transaction idle longer than rwshard.txIdleTimeout: rolled back")
+	// ErrConnBudget: a node's pool was at its limit (MaxOpenConns, or its
+	// share of the server's max_connections, see Config.FleetSize) and no
+	// connection came free within Config.ConnWait or the statement's
+	// context. Nothing was sent. The error names the node and the limit.
+	ErrConnBudget = errors.New("connection budget used up")
 	// ErrClosed: the connector was closed.
 	ErrClosed = errors.New("connector closed")
 	// ErrNoReplica: no replica qualified for a read and Config.Fallback is

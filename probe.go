@@ -131,9 +131,13 @@ func (cl *cluster) probeOn(ctx context.Context, conn *sql.Conn, n *node, multi b
 func (cl *cluster) probeOnce(ctx context.Context, conn *sql.Conn, n *node, multi bool) (monitor.Reading, error) {
 	var r monitor.Reading
 	stmts := make([]string, 2, 3)
-	stmts[probePositions] = "SELECT @@read_only, @@gtid_binlog_pos, @@gtid_slave_pos"
+	// The server's connection limit and use ride along for the pool's
+	// budget (connbudget.go); MySQL's counter is in performance_schema,
+	// which the user may not read: its pools look on new connections.
+	stmts[probePositions] = "SELECT @@read_only, @@gtid_binlog_pos, @@gtid_slave_pos, @@max_connections," +
+		" (SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'THREADS_CONNECTED')"
 	if n.flavor.Load() == flavorMySQL {
-		stmts[probePositions] = "SELECT @@read_only, @@global.gtid_executed, @@global.gtid_executed"
+		stmts[probePositions] = "SELECT @@read_only, @@global.gtid_executed, @@global.gtid_executed, @@max_connections, NULL"
 	}
 	stmts[probeReplica] = "SHOW REPLICA STATUS"
 	if n.oldShow.Load() {
@@ -146,10 +150,11 @@ func (cl *cluster) probeOnce(ctx context.Context, conn *sql.Conn, n *node, multi
 		stmts = append(stmts, "SELECT MAX(ts) FROM "+t)
 	}
 	var binlogPos, appliedPos sql.NullString
+	var maxConns, threads sql.NullInt64
 	failed, err := queryEach(ctx, conn, multi, stmts, func(i int, rows *sql.Rows) error {
 		switch i {
 		case probePositions:
-			return scanOne(rows, &r.ReadOnly, &binlogPos, &appliedPos)
+			return scanOne(rows, &r.ReadOnly, &binlogPos, &appliedPos, &maxConns, &threads)
 		case probeReplica:
 			return readReplicaStatus(rows, &r)
 		default:
@@ -175,6 +180,9 @@ func (cl *cluster) probeOnce(ctx context.Context, conn *sql.Conn, n *node, multi
 		// no heartbeat yet, or none readable: the GTID samples still speak
 	default:
 		return r, err
+	}
+	if n.conns != nil && maxConns.Int64 > 0 && threads.Valid {
+		n.conns.observe(int(maxConns.Int64), int(threads.Int64), time.Now())
 	}
 	if n.noReplicaStatus.Load() && r.ReadOnly {
 		// A read-only node without visible replica status: taken as a
