@@ -69,6 +69,7 @@ type cluster struct {
 	// units of sharded statements, which come classified; nil: none.
 	tag    func(string, route.Class) int
 	budget *monitor.Budget
+	holds  *holdWatch // Config.HoldWarn, HoldLimit; nil: off
 	// report: a statement is reported when it ends (Config.Tracer or
 	// Config.RouteLog); ryw: Config.Consistency is not eventual. Derived
 	// once, beside budget, which every statement reads too.

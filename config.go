@@ -316,6 +316,19 @@ type Config struct {
 	// TxWarnAge raises a LongTransaction event (and counts it) for a
 	// transaction open longer than this. 0: off.
 	TxWarnAge time.Duration
+	// HoldWarn raises a LongHold event, naming the statement that began it
+	// and its caller's file:line, for a logical connection that holds a
+	// backend connection in a transaction or with a result set not yet
+	// closed for longer than this; such holds are counted while they last
+	// (Stats.LongHolds), and every hold's time goes to Stats.HoldTimes.
+	// Each transaction and result set then costs a lock and a stack
+	// capture. 0: off.
+	HoldWarn time.Duration
+	// HoldLimit ends such a hold once it is this old: rwshard closes the
+	// backend connection (the server rolls its transaction back; a
+	// statement running in it is not cut) and the logical connection's
+	// next statement, Commit or row gets ErrHoldLimit. 0: off.
+	HoldLimit time.Duration
 
 	// Observer receives health and routing events, repeats folded.
 	Observer health.Observer

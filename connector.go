@@ -211,6 +211,7 @@ func newCluster(cfg *Config) (*cluster, error) {
 		opts.Beat = cl.beat
 	}
 	cl.mon = monitor.New(names, 0, cl.probe, opts)
+	cl.holds = newHoldWatch(cfg.HoldWarn, cfg.HoldLimit, cl.mon.Emit)
 	for i, n := range cl.nodes {
 		n.h = cl.mon.Node(i)
 	}
@@ -232,6 +233,7 @@ func newCluster(cfg *Config) (*cluster, error) {
 // close stops the monitor and closes the pools rwshard opened.
 func (cl *cluster) close() error {
 	cl.mon.Close()
+	cl.holds.close()
 	cl.leave() // no probe joins a scope after the monitor stopped
 	return closeNodes(cl.nodes)
 }

@@ -86,6 +86,9 @@
 //	rwshard.replayLimit         statements a replayable transaction holds 256
 //	rwshard.txIdleTimeout       roll back a transaction idle this long   0 (off)
 //	rwshard.txWarnAge           event for a transaction older than it    0 (off)
+//	rwshard.holdWarn            event for a transaction or open result
+//	                            set holding a connection longer          0 (off)
+//	rwshard.holdLimit           end such a hold this old                 0 (off)
 //	rwshard.writePause          wait for a primary, 0 fail at once       5s
 //	rwshard.health              probes on or off                         true (OpenDB: false)
 //	rwshard.probeInterval                                                1s

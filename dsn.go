@@ -282,6 +282,8 @@ var params = []param{
 	{name: "health", field: func(c *Config) any { return &c.Health }},
 	{name: "heartbeatTable", field: func(c *Config) any { return &c.HeartbeatTable }, help: "a table name such as percona.heartbeat"},
 	{name: "heartbeatWrite", field: func(c *Config) any { return &c.HeartbeatWrite }},
+	{name: "holdLimit", field: func(c *Config) any { return &c.HoldLimit }},
+	{name: "holdWarn", field: func(c *Config) any { return &c.HoldWarn }},
 	{name: "logArgs", field: func(c *Config) any { return &c.LogArgs }},
 	{name: "maxIdleConns", field: func(c *Config) any { return &c.MaxIdleConns }},
 	{name: "maxOpenConns", field: func(c *Config) any { return &c.MaxOpenConns }},

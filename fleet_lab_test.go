@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -16,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/rwshard/rwshard"
+	"github.com/rwshard/rwshard/health"
 	"github.com/rwshard/rwshard/internal/lab"
 	"github.com/rwshard/rwshard/internal/lab/labtest"
 )
@@ -128,4 +130,86 @@ func TestLabConnBudget(t *testing.T) {
 	for _, tx := range held {
 		require.NoError(t, tx.Rollback())
 	}
+}
+
+// TestLabLongHold: a result set left open, and a transaction left open,
+// past rwshard.holdWarn raise one long-hold event each, naming the
+// statement that began the hold and the caller's file:line, and are
+// counted in Stats.LongHolds while they last; their times go to
+// Stats.HoldTimes. With rwshard.holdLimit the hold is ended: the next row
+// or statement gets ErrHoldLimit.
+func TestLabLongHold(t *testing.T) {
+	l := rwLab.Get(t)
+	ctx := labtest.Ctx(t, time.Minute)
+	const cursor = "SELECT seq, REPEAT('x', 100) FROM seq_1_to_10000"
+
+	longHolds := func(c *rwshard.Connector) int64 { return c.Stats().LongHolds }
+	t.Run("warn", func(t *testing.T) {
+		db, events := chaosDB(t, l, "rwshard.holdWarn=1s")
+		labtest.WaitReady(t, db)
+		c, err := rwshard.ConnectorOf(ctx, db)
+		require.NoError(t, err)
+
+		rows, err := db.QueryContext(ctx, cursor) // the cursor's line
+		_, _, line, _ := runtime.Caller(0)
+		require.NoError(t, err)
+		require.True(t, rows.Next())
+		require.Eventually(t, func() bool { return longHolds(c) == 1 }, 5*time.Second, 20*time.Millisecond, "the gauge")
+		time.Sleep(time.Second) // held 2 s in all, past the bound twice over
+		assert.Equal(t, int64(1), longHolds(c))
+		require.NoError(t, rows.Close())
+		assert.Zero(t, longHolds(c), "the gauge after Close")
+
+		var holds []health.Event
+		for _, e := range events.all() {
+			if e.Kind == health.LongHold {
+				holds = append(holds, e)
+			}
+		}
+		require.Len(t, holds, 1, "one event for one hold")
+		assert.Contains(t, holds[0].Detail, "a result set held a connection for")
+		assert.Contains(t, holds[0].Detail, `begun by "SELECT seq, REPEAT('?', 100) FROM seq_1_to_10000" at `, "the statement, redacted")
+		assert.Contains(t, holds[0].Detail, fmt.Sprintf("fleet_lab_test.go:%d", line-1))
+		h := c.Stats().HoldTimes
+		assert.Positive(t, h.Count)
+		assert.GreaterOrEqual(t, h.Sum, 2*time.Second, "the held cursor's time")
+
+		tx, err := db.BeginTx(ctx, nil) // the transaction's line
+		_, _, line, _ = runtime.Caller(0)
+		require.NoError(t, err)
+		_, err = tx.ExecContext(ctx, "DO 1")
+		require.NoError(t, err)
+		require.Eventually(t, func() bool { return longHolds(c) == 1 }, 5*time.Second, 20*time.Millisecond, "the gauge")
+		require.NoError(t, tx.Commit())
+		assert.Zero(t, longHolds(c))
+		e, ok := events.first(health.LongHold, "primary", time.Time{})
+		require.True(t, ok, "%v", events.all())
+		assert.Contains(t, e.Detail, "a transaction held a connection for")
+		assert.Contains(t, e.Detail, `begun by "BEGIN" at `)
+		assert.Contains(t, e.Detail, fmt.Sprintf("fleet_lab_test.go:%d", line-1))
+	})
+
+	t.Run("limit", func(t *testing.T) {
+		db, events := chaosDB(t, l, "rwshard.holdLimit=1s")
+		labtest.WaitReady(t, db)
+		rows, err := db.QueryContext(ctx, cursor)
+		require.NoError(t, err)
+		require.True(t, rows.Next())
+		require.Eventually(t, func() bool { return events.count(health.LongHold) == 1 }, 5*time.Second, 20*time.Millisecond)
+		for rows.Next() {
+		}
+		require.ErrorIs(t, rows.Err(), rwshard.ErrHoldLimit)
+		rows.Close()
+
+		tx, err := db.BeginTx(ctx, nil)
+		require.NoError(t, err)
+		_, err = tx.ExecContext(ctx, "DO 1")
+		require.NoError(t, err)
+		require.Eventually(t, func() bool { return events.count(health.LongHold) == 2 }, 5*time.Second, 20*time.Millisecond)
+		_, err = tx.ExecContext(ctx, "DO 1")
+		require.ErrorIs(t, err, rwshard.ErrHoldLimit)
+		require.ErrorIs(t, tx.Commit(), rwshard.ErrHoldLimit)
+		var n int
+		require.NoError(t, db.QueryRowContext(ctx, "SELECT 1").Scan(&n), "the pool goes on")
+	})
 }
