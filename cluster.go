@@ -423,6 +423,9 @@ func (n *node) track(bc *backendConn, out bool) {
 // yet is then retried elsewhere; a write gets ErrOutcomeUnknown.
 func (cl *cluster) interrupt(i int) {
 	n := cl.nodes[i]
+	if n.conns != nil {
+		n.conns.slowStart() // its connections come back ramped (dialramp.go)
+	}
 	n.activeMu.Lock()
 	defer n.activeMu.Unlock()
 	for bc := range n.active {

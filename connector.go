@@ -205,7 +205,7 @@ func newCluster(cfg *Config) (*cluster, error) {
 		Timeout:   cfg.ProbeTimeout,
 		FailAfter: cfg.FailAfter,
 		MaxLag:    cfg.MaxReplicaLag,
-		Observer:  cfg.Observer,
+		Observer:  rampObserver{cl: cl, next: cfg.Observer},
 	}
 	if cfg.HeartbeatWrite {
 		opts.Beat = cl.beat

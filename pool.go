@@ -42,6 +42,7 @@ type connPool struct {
 	waitCount, idleClosed, idleTimeClosed, lifetimeClosed int64
 	waitDuration                                          time.Duration
 	budget                                                connBudget
+	ramp                                                  dialRamp
 	budgetWaits                                           int64 // waits that ended in ErrConnBudget
 }
 
@@ -232,14 +233,20 @@ func (p *connPool) wait(ctx context.Context) (*poolConn, error) {
 
 // connect opens a connection in a slot already counted in p.open.
 func (p *connPool) connect(ctx context.Context) (*poolConn, error) {
+	if err := p.dialTurn(ctx); err != nil {
+		p.released()
+		return nil, err
+	}
 	dc, err := p.connector.Connect(ctx)
 	if err != nil {
 		if serverErrno(err) == erTooManyConnections {
 			p.full()
 		}
+		p.dialFailed(ctx, err)
 		p.released()
 		return nil, err
 	}
+	p.dialed()
 	if p.lookDue(time.Now()) {
 		if err := p.lookOn(ctx, dc); err != nil {
 			_ = dc.Close()
