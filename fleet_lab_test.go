@@ -354,3 +354,51 @@ func TestLabReconnectStorm(t *testing.T) {
 	on := run(true)
 	assert.Less(t, on.peak, off.peak, "the slow start did not lower the peak of new connections")
 }
+
+// TestLabConnBudgetServerFull: a server filled by someone else's
+// connections refuses rwshard's dial (1040): the statement does not get
+// the refusal but waits, then fails with ErrConnBudget; once the server
+// has room again (and the pool's look at it is stale), statements run.
+func TestLabConnBudgetServerFull(t *testing.T) {
+	l := rwLab.Get(t)
+	ctx := labtest.Ctx(t, time.Minute)
+	p := l.Primary()
+	lowMaxConnections(t, p, 5)
+
+	// Fill the server, as a user without the extra connection for SUPER.
+	filler, err := sql.Open("mysql", p.UserDSN(lab.PlainUser, lab.PlainPassword, ""))
+	require.NoError(t, err)
+	t.Cleanup(func() { filler.Close() })
+	var fill []*sql.Conn
+	for {
+		conn, err := filler.Conn(ctx)
+		var me *mysql.MySQLError
+		if errors.As(err, &me) && me.Number == 1040 {
+			break
+		}
+		require.NoError(t, err)
+		require.NoError(t, conn.PingContext(ctx))
+		fill = append(fill, conn)
+		require.Less(t, len(fill), 50, "the server never filled up")
+	}
+
+	// One host: no probe, the pool learns the server is full by dialing.
+	db, err := sql.Open(rwshard.DriverName, fmt.Sprintf("%s:%s@tcp(%s)/%s?rwshard.connWait=300ms",
+		lab.PlainUser, lab.PlainPassword, p.Addr(), lab.AppDatabase))
+	require.NoError(t, err)
+	t.Cleanup(func() { db.Close() })
+	_, err = db.ExecContext(ctx, "DO 1")
+	require.ErrorIs(t, err, rwshard.ErrConnBudget)
+	var me *mysql.MySQLError
+	assert.False(t, errors.As(err, &me), "the server's refusal reached the caller: %v", err)
+	assert.ErrorContains(t, err, "the server was full: it refused a connection (1040)")
+
+	for _, conn := range fill {
+		require.NoError(t, conn.Close())
+	}
+	filler.Close()
+	require.Eventually(t, func() bool {
+		_, err := db.ExecContext(ctx, "DO 1")
+		return err == nil
+	}, 15*time.Second, 100*time.Millisecond, "statements never ran again")
+}
