@@ -18,8 +18,8 @@ import (
 //   - its share, usableConns(max_connections) / FleetSize minus the
 //     connector's own probe connections, when FleetSize is set;
 //   - what it had open at the last look plus what the server had free
-//     then (usableConns(max_connections) − Threads_connected), while that
-//     look is fresh (budgetFresh).
+//     then (usableConns(max_connections) − Threads_connected, if above 0),
+//     while that look is fresh (budgetFresh).
 //
 // A statement at the limit waits for a connection (connPool.wait); a dial
 // the server refuses as full (1040, someone else's connections) makes the
@@ -86,7 +86,9 @@ func (p *connPool) limit(now time.Time) (int, limitBy) {
 		}
 	}
 	if !b.at.IsZero() && now.Sub(b.at) < budgetFresh {
-		if r := max(b.openAt+b.room, 0); lim < 0 || r < lim {
+		// What it had stays: a server over the mark stops the pool's
+		// growth, it does not make it close and reopen connections.
+		if r := max(b.openAt+max(b.room, 0), 0); lim < 0 || r < lim {
 			lim, by = r, limitRoom
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"runtime"
 	"slices"
 	"strconv"
@@ -25,13 +26,18 @@ import (
 )
 
 // lowMaxConnections sets n's max_connections to what it has in use now
-// plus room, restored when the test ends, and returns it.
-func lowMaxConnections(t *testing.T, n *lab.Node, room int) int {
+// plus room (exact, when given), restored when the test ends,
+// and returns it.
+func lowMaxConnections(t *testing.T, n *lab.Node, room int, exact ...int) int {
 	t.Helper()
 	ctx := labtest.Ctx(t, 10*time.Second)
 	var old int
 	require.NoError(t, n.Admin().QueryRowContext(ctx, "SELECT @@max_connections").Scan(&old))
-	limit := int(statusCounter(t, n, "Threads_connected")) + room
+	lim := int(statusCounter(t, n, "Threads_connected")) + room
+	if len(exact) > 0 && exact[0] > 0 {
+		lim = exact[0]
+	}
+	limit := lim
 	require.NoError(t, n.Exec(ctx, "SET GLOBAL max_connections = "+strconv.Itoa(limit)))
 	t.Cleanup(func() {
 		require.NoError(t, n.Exec(context.Background(), "SET GLOBAL max_connections = "+strconv.Itoa(old)))
@@ -82,12 +88,16 @@ func (f *fleetLoad) run(ctx context.Context, dbs []*sql.DB, writers int, d time.
 // never makes the server refuse a connection (1040) under load: each
 // caps its pool at its share, and a statement that finds the share used
 // up waits, then fails with ErrConnBudget naming the node and the limit.
+// Scaled for CI; RWSHARD_FLEET_FULL=1 runs the fleet: 30
+// connectors with pools of 50 against max_connections=300.
 func TestLabConnBudget(t *testing.T) {
 	l := rwLab.Get(t)
 	ctx := labtest.Ctx(t, 2*time.Minute)
 	p := l.Primary()
-	const fleet, perProcess, writers = 6, 40, 40
-	maxConns := lowMaxConnections(t, p, 60)
+	fleet, perProcess, writers, maxConns := 6, 40, 40, lowMaxConnections(t, p, 60)
+	if os.Getenv("RWSHARD_FLEET_FULL") == "1" {
+		fleet, perProcess, writers, maxConns = 30, 50, 50, lowMaxConnections(t, p, 0, 300)
+	}
 	refusedBefore := statusCounter(t, p, "Connection_errors_max_connections")
 
 	var dbs []*sql.DB
@@ -127,7 +137,7 @@ func TestLabConnBudget(t *testing.T) {
 	t.Log(err)
 	assert.ErrorContains(t, err, "connections to primary")
 	assert.ErrorContains(t, err, fmt.Sprintf("limit of %d connections", share))
-	assert.ErrorContains(t, err, "rwshard.fleetSize=6")
+	assert.ErrorContains(t, err, fmt.Sprintf("rwshard.fleetSize=%d", fleet))
 	assert.ErrorContains(t, err, "rwshard.connWait (100ms)")
 	for _, tx := range held {
 		require.NoError(t, tx.Rollback())
