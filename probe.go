@@ -130,14 +130,26 @@ func (cl *cluster) probeOn(ctx context.Context, conn *sql.Conn, n *node, multi b
 // multi) and reads their results into a Reading.
 func (cl *cluster) probeOnce(ctx context.Context, conn *sql.Conn, n *node, multi bool) (monitor.Reading, error) {
 	var r monitor.Reading
+	var binlogPos, appliedPos sql.NullString
 	stmts := make([]string, 2, 3)
-	// The server's connection limit and use ride along for the pool's
-	// budget (connbudget.go); MySQL's counter is in performance_schema,
-	// which the user may not read: its pools look on new connections.
-	stmts[probePositions] = "SELECT @@read_only, @@gtid_binlog_pos, @@gtid_slave_pos, @@max_connections," +
-		" (SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'THREADS_CONNECTED')"
+	stmts[probePositions] = "SELECT @@read_only, @@gtid_binlog_pos, @@gtid_slave_pos"
 	if n.flavor.Load() == flavorMySQL {
-		stmts[probePositions] = "SELECT @@read_only, @@global.gtid_executed, @@global.gtid_executed, @@max_connections, NULL"
+		stmts[probePositions] = "SELECT @@read_only, @@global.gtid_executed, @@global.gtid_executed"
+	}
+	var maxConns, threads sql.NullInt64
+	positions := []any{&r.ReadOnly, &binlogPos, &appliedPos}
+	if n.conns != nil {
+		// The server's connection limit and use ride along for the pool's
+		// budget (connbudget.go); MySQL's counter is in performance_schema,
+		// which the user may not read: its pools look on new connections.
+		// (Over OpenDB's handles the caller's pools have no budget.)
+		if n.flavor.Load() == flavorMySQL {
+			stmts[probePositions] += ", @@max_connections, NULL"
+		} else {
+			stmts[probePositions] += ", @@max_connections," +
+				" (SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'THREADS_CONNECTED')"
+		}
+		positions = append(positions, &maxConns, &threads)
 	}
 	stmts[probeReplica] = "SHOW REPLICA STATUS"
 	if n.oldShow.Load() {
@@ -149,12 +161,10 @@ func (cl *cluster) probeOnce(ctx context.Context, conn *sql.Conn, n *node, multi
 	if t := cl.cfg.HeartbeatTable; t != "" {
 		stmts = append(stmts, "SELECT MAX(ts) FROM "+t)
 	}
-	var binlogPos, appliedPos sql.NullString
-	var maxConns, threads sql.NullInt64
 	failed, err := queryEach(ctx, conn, multi, stmts, func(i int, rows *sql.Rows) error {
 		switch i {
 		case probePositions:
-			return scanOne(rows, &r.ReadOnly, &binlogPos, &appliedPos, &maxConns, &threads)
+			return scanOne(rows, positions...)
 		case probeReplica:
 			return readReplicaStatus(rows, &r)
 		default:
