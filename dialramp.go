@@ -47,14 +47,14 @@ func (p *connPool) slowStart() {
 	p.ramp.arm(time.Now())
 }
 
-// arm puts the dials under the bucket at dialStart; p.mu is held.
+// arm puts the dials under the bucket at dialStart, unless a slow start
+// runs already (the primary's return, seen again as primary-found); p.mu
+// is held.
 func (r *dialRamp) arm(now time.Time) {
-	if r.off {
+	if r.off || r.armed {
 		return
 	}
-	if !r.armed {
-		r.last, r.tokens = now, rand.Float64() // the first dial at a random point of its first fifth of a second
-	}
+	r.last, r.tokens = now, rand.Float64() // the first dial at a random point of its first fifth of a second
 	r.armed, r.from = true, time.Time{}
 }
 
@@ -104,7 +104,10 @@ func (p *connPool) dialFailed(ctx context.Context, err error) {
 	if serverErrno(err) != 0 || ctx.Err() != nil {
 		return
 	}
-	p.slowStart()
+	p.mu.Lock()
+	p.ramp.arm(time.Now())
+	p.ramp.from = time.Time{}
+	p.mu.Unlock()
 }
 
 // dialed starts the doubling at the first dial that succeeds after the

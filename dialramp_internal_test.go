@@ -2,6 +2,7 @@ package rwshard
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -45,4 +46,26 @@ func TestDialRamp(t *testing.T) {
 	off.ramp.off = true
 	off.slowStart()
 	assert.Equal(t, 100000, turns(off, time.Second), "ramp off")
+}
+
+// A dial that fails to reach the server stops the doubling: back to
+// dialStart until a dial succeeds again. A pool already ramping is not
+// set back by another event for the same return.
+func TestDialRampFailure(t *testing.T) {
+	p := newConnPool(nil, 0, 0, 0, 0)
+	p.slowStart()
+	p.dialed()
+	time.Sleep(time.Second) // 80 dials a second by now
+	from := p.ramp.from
+	p.slowStart() // primary-found for the same return
+	assert.Equal(t, from, p.ramp.from, "an event reset a running ramp")
+	p.dialFailed(context.Background(), errors.New("connection refused"))
+	assert.True(t, p.ramp.armed && p.ramp.from.IsZero(), "a failed dial stops the doubling")
+	ctx, cancel := context.WithTimeout(context.Background(), 600*time.Millisecond)
+	defer cancel()
+	n := 0
+	for p.dialTurn(ctx) == nil {
+		n++
+	}
+	assert.LessOrEqual(t, n, 4, "back to 5 dials a second")
 }
