@@ -9,10 +9,10 @@ import (
 )
 
 // The connection budget of a node's pool (Config.FleetSize, ConnWait):
-// the pool learns the server's max_connections and Threads_connected, from
-// the health probe (probe.go) and, when its figures are older than
-// budgetLook, on a connection it has just opened, and never opens more
-// than
+// the pool learns the server's max_connections from the health probe
+// (probe.go) and, with Threads_connected, on a connection it has just
+// opened when its figures are older than budgetLook, and never opens
+// more than
 //
 //   - MaxOpenConns, when set;
 //   - its share, usableConns(max_connections) / FleetSize minus the
@@ -35,8 +35,7 @@ const (
 	// limit would wait for nothing).
 	budgetFresh = 5 * time.Second
 	// budgetLook: a connection just opened reads the figures when they
-	// are older than this (the probe reads them every probe interval on a
-	// node it watches).
+	// are older than this.
 	budgetLook = 2 * time.Second
 )
 
@@ -98,10 +97,27 @@ func (p *connPool) limit(now time.Time) (int, limitBy) {
 // observe records the server's max_connections and Threads_connected,
 // and lets waiters open connections if the limit rose.
 func (p *connPool) observe(maxConns, threads int, now time.Time) {
-	var grants []chan poolGrant
 	p.mu.Lock()
 	b := &p.budget
 	b.maxConns, b.room, b.openAt, b.at = maxConns, usableConns(maxConns)-threads, p.open, now
+	p.grantLocked(now)
+}
+
+// observeMax records the server's max_connections alone (the probe's).
+func (p *connPool) observeMax(maxConns int) {
+	p.mu.Lock()
+	if p.budget.maxConns == maxConns {
+		p.mu.Unlock()
+		return
+	}
+	p.budget.maxConns = maxConns
+	p.grantLocked(time.Now())
+}
+
+// grantLocked lets waiters open connections while the limit allows, and
+// unlocks p.mu.
+func (p *connPool) grantLocked(now time.Time) {
+	var grants []chan poolGrant
 	for len(p.waiters) > 0 && !p.closed {
 		if lim, _ := p.limit(now); lim >= 0 && p.open >= lim {
 			break

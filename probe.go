@@ -136,20 +136,16 @@ func (cl *cluster) probeOnce(ctx context.Context, conn *sql.Conn, n *node, multi
 	if n.flavor.Load() == flavorMySQL {
 		stmts[probePositions] = "SELECT @@read_only, @@global.gtid_executed, @@global.gtid_executed"
 	}
-	var maxConns, threads sql.NullInt64
+	var maxConns sql.NullInt64
 	positions := []any{&r.ReadOnly, &binlogPos, &appliedPos}
 	if n.conns != nil {
-		// The server's connection limit and use ride along for the pool's
-		// budget (connbudget.go); MySQL's counter is in performance_schema,
-		// which the user may not read: its pools look on new connections.
-		// (Over OpenDB's handles the caller's pools have no budget.)
-		if n.flavor.Load() == flavorMySQL {
-			stmts[probePositions] += ", @@max_connections, NULL"
-		} else {
-			stmts[probePositions] += ", @@max_connections," +
-				" (SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'THREADS_CONNECTED')"
-		}
-		positions = append(positions, &maxConns, &threads)
+		// The server's connection limit rides along for the pool's budget
+		// (connbudget.go); its use (Threads_connected), which costs the
+		// server a sum over every connection's counters, is read by the
+		// pool on a connection it opens. Over OpenDB's handles the
+		// caller's pools have no budget.
+		stmts[probePositions] += ", @@max_connections"
+		positions = append(positions, &maxConns)
 	}
 	stmts[probeReplica] = "SHOW REPLICA STATUS"
 	if n.oldShow.Load() {
@@ -191,8 +187,8 @@ func (cl *cluster) probeOnce(ctx context.Context, conn *sql.Conn, n *node, multi
 	default:
 		return r, err
 	}
-	if n.conns != nil && maxConns.Int64 > 0 && threads.Valid {
-		n.conns.observe(int(maxConns.Int64), int(threads.Int64), time.Now())
+	if n.conns != nil && maxConns.Int64 > 0 {
+		n.conns.observeMax(int(maxConns.Int64))
 	}
 	if n.noReplicaStatus.Load() && r.ReadOnly {
 		// A read-only node without visible replica status: taken as a
