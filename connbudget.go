@@ -195,19 +195,22 @@ func (p *connPool) lookOn(ctx context.Context, dc driver.Conn) error {
 	return err
 }
 
-// readBudget reads the server's max_connections and Threads_connected
-// (SHOW GLOBAL STATUS needs no privilege on MariaDB or MySQL).
+// readBudget reads the server's max_connections and Threads_connected,
+// with SHOW statements (no privilege needed on MariaDB or MySQL), which
+// leave the server's Com_select to the application's statements.
 func readBudget(ctx context.Context, dc driver.Conn) (maxConns, threads int, err error) {
-	v, err := queryValue(ctx, dc, "SELECT @@max_connections", nil)
-	if err != nil {
+	if maxConns, err = showValue(ctx, dc, "SHOW GLOBAL VARIABLES LIKE 'max_connections'"); err != nil {
 		return 0, 0, err
 	}
-	if maxConns, err = strconv.Atoi(fmt.Sprint(v)); err != nil {
-		return 0, 0, err
-	}
-	rows, st, err := query(ctx, dc, "SHOW GLOBAL STATUS LIKE 'Threads_connected'", nil, prep{})
+	threads, err = showValue(ctx, dc, "SHOW GLOBAL STATUS LIKE 'Threads_connected'")
+	return maxConns, threads, err
+}
+
+// showValue is the integer value of the one row of a SHOW … LIKE.
+func showValue(ctx context.Context, dc driver.Conn, q string) (int, error) {
+	rows, st, err := query(ctx, dc, q, nil, prep{})
 	if err != nil {
-		return 0, 0, err
+		return 0, err
 	}
 	row := make([]driver.Value, max(2, len(rows.Columns())))
 	err = rows.Next(row)
@@ -216,12 +219,11 @@ func readBudget(ctx context.Context, dc driver.Conn) (maxConns, threads int, err
 		st.Close()
 	}
 	if err != nil {
-		return 0, 0, err
+		return 0, err
 	}
-	s := row[1]
-	if b, ok := s.([]byte); ok {
-		s = string(b)
+	v := row[1]
+	if b, ok := v.([]byte); ok {
+		v = string(b)
 	}
-	threads, err = strconv.Atoi(fmt.Sprint(s))
-	return maxConns, threads, err
+	return strconv.Atoi(fmt.Sprint(v))
 }
