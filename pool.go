@@ -43,7 +43,6 @@ type connPool struct {
 	waitDuration                                          time.Duration
 	budget                                                connBudget
 	ramp                                                  dialRamp
-	budgetWaits                                           int64 // waits that ended in ErrConnBudget
 }
 
 // poolConn is one backend connection of a connPool.
@@ -208,9 +207,6 @@ func (p *connPool) wait(ctx context.Context) (*poolConn, error) {
 	for i, w := range p.waiters {
 		if w == ch {
 			p.waiters = append(p.waiters[:i], p.waiters[i+1:]...)
-			if errors.Is(err, ErrConnBudget) {
-				p.budgetWaits++
-			}
 			p.mu.Unlock()
 			return nil, err
 		}
