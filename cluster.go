@@ -25,6 +25,9 @@ type node struct {
 	db      *sql.DB   // a handle given to OpenDB; nil when rwshard opened the node
 	conns   *connPool // rwshard's own pool of the node, when it opened it
 	maxOpen int       // its pool's connection limit when rwshard opened it; 0: none
+	// limited: its pool has a limit of connections (maxOpen, or a share
+	// of the server's, Config.FleetSize).
+	limited bool
 	// probeDB: the health probes' own connection to the node, allowing
 	// multi-statement queries (see cluster.probe); nil over handles the
 	// caller opened (OpenDB).
@@ -71,6 +74,7 @@ type cluster struct {
 	// units of sharded statements, which come classified; nil: none.
 	tag    func(string, route.Class) int
 	budget *monitor.Budget
+	holds  *holdWatch // Config.HoldWarn, HoldLimit; nil: off
 	// report: a statement is reported when it ends (Config.Tracer or
 	// Config.RouteLog); ryw: Config.Consistency is not eventual. Derived
 	// once, beside budget, which every statement reads too.
@@ -402,7 +406,7 @@ func (cl *cluster) mostAdvanced(excl nodeSet) *node {
 
 // bounded reports a node whose pool has a connection limit.
 func (n *node) bounded() bool {
-	if n.maxOpen > 0 {
+	if n.limited {
 		return true
 	}
 	return n.db != nil && n.db.Stats().MaxOpenConnections > 0 // a handle given to OpenDB
@@ -446,6 +450,9 @@ func (n *node) track(bc *backendConn, out bool) {
 // yet is then retried elsewhere; a write gets ErrOutcomeUnknown.
 func (cl *cluster) interrupt(i int) {
 	n := cl.nodes[i]
+	if n.conns != nil {
+		n.conns.slowStart() // its connections come back ramped (dialramp.go)
+	}
 	n.activeMu.Lock()
 	defer n.activeMu.Unlock()
 	for bc := range n.active {

@@ -222,6 +222,20 @@ type Config struct {
 	ConnMaxIdleTime time.Duration
 	MaxOpenConns    int // 0: unlimited
 	MaxIdleConns    int
+	// FleetSize is how many processes (connectors) are expected to share
+	// each node: each connector's pool of a node then opens at most its
+	// share, (max_connections − max_connections/10) / FleetSize minus its
+	// probe connections, read from the server; MaxOpenConns, when lower,
+	// still applies. 0: no share, but a pool never opens more than the
+	// server had free (max_connections − max_connections/10 −
+	// Threads_connected) at its last look. A statement that finds the
+	// limit reached waits for a connection, up to ConnWait and its
+	// context, then fails with ErrConnBudget. See docs/connections.md.
+	FleetSize int
+	// ConnWait bounds how long a statement waits for a connection of a
+	// node's pool at its limit (MaxOpenConns or the share); it then fails
+	// with ErrConnBudget. 0: as long as its context allows.
+	ConnWait time.Duration
 
 	// ResetSession ends a logical connection's session state that pins
 	// it to its primary connection (USE, LOCK TABLES, SQL-level PREPARE,
@@ -323,6 +337,19 @@ type Config struct {
 	// TxWarnAge raises a LongTransaction event (and counts it) for a
 	// transaction open longer than this. 0: off.
 	TxWarnAge time.Duration
+	// HoldWarn raises a LongHold event, naming the statement that began it
+	// and its caller's file:line, for a logical connection that holds a
+	// backend connection in a transaction or with a result set not yet
+	// closed for longer than this; such holds are counted while they last
+	// (Stats.LongHolds), and every hold's time goes to Stats.HoldTimes.
+	// Each transaction and result set then costs a lock and a stack
+	// capture. 0: off.
+	HoldWarn time.Duration
+	// HoldLimit ends such a hold once it is this old: rwshard closes the
+	// backend connection (the server rolls its transaction back; a
+	// statement running in it is not cut) and the logical connection's
+	// next statement, Commit or row gets ErrHoldLimit. 0: off.
+	HoldLimit time.Duration
 
 	// Observer receives health and routing events, repeats folded.
 	Observer health.Observer

@@ -95,11 +95,11 @@ type conn struct {
 	txCtx   context.Context
 	txStart time.Duration
 
-	// Padding to 576 bytes, a size class of nine cache lines, so that the
-	// allocator places every connection on a line boundary: the first
-	// line of a connection is then never the last of another, which
-	// another core writes (false sharing); sizeof_test.go checks it.
-	_ [8]byte
+	// 576 bytes, a size class of nine cache lines, so that the allocator
+	// places every connection on a line boundary: the first line of a
+	// connection is then never the last of another, which another core
+	// writes (false sharing); sizeof_test.go checks it. A field added
+	// needs padding to the next such size.
 }
 
 // newConn is a logical connection of cl.
@@ -168,6 +168,9 @@ func (c *conn) queryRows(ctx context.Context, q string, args []driver.NamedValue
 	if b != nil {
 		r := &b.rows
 		r.Rows.Rows, r.st, r.b = out.rows, out.st, b
+		if h := c.cl.holds; h != nil && !c.inTx() {
+			r.hold = h.begin("a result set", q, b.node.name, b.bc, nil)
+		}
 		return r, nil
 	}
 	return c.heldRows(ctx, q, args, out.rows, out.st, wrote(&p), e.gen, e.lost), nil
@@ -193,6 +196,10 @@ func (c *conn) heldRows(ctx context.Context, q string, args []driver.NamedValue,
 	}
 	if c.replay != nil && c.tx != nil {
 		r.log = c.replay.record(q, args, true, c.cl.cfg.ReplayLimit)
+	}
+	if h := c.cl.holds; h != nil && !c.inTx() {
+		// A transaction's rows are its hold's.
+		r.hold = h.begin("a result set", q, c.sess.node.name, c.sess.bc, nil)
 	}
 	return r
 }

@@ -185,6 +185,7 @@ func newCluster(cfg *Config) (*cluster, error) {
 			return nil, err
 		} else {
 			n.maxOpen = pick(nc.MaxOpenConns, cfg.MaxOpenConns)
+			n.limited = n.maxOpen > 0 || cfg.FleetSize > 0
 			n.held.lifetime = pick(nc.ConnMaxLifetime, cfg.ConnMaxLifetime)
 		}
 		cl.nodes = append(cl.nodes, n)
@@ -204,7 +205,7 @@ func newCluster(cfg *Config) (*cluster, error) {
 		Timeout:   cfg.ProbeTimeout,
 		FailAfter: cfg.FailAfter,
 		MaxLag:    cfg.MaxReplicaLag,
-		Observer:  cfg.Observer,
+		Observer:  rampObserver{cl: cl, next: cfg.Observer},
 	}
 	if cfg.HeartbeatWrite {
 		opts.Beat = cl.beat
@@ -218,6 +219,7 @@ func newCluster(cfg *Config) (*cluster, error) {
 		opts.Galera = g
 	}
 	cl.mon = monitor.New(names, 0, cl.probe, opts)
+	cl.holds = newHoldWatch(cfg.HoldWarn, cfg.HoldLimit, cl.mon.Emit)
 	for i, n := range cl.nodes {
 		n.h = cl.mon.Node(i)
 	}
@@ -239,6 +241,7 @@ func newCluster(cfg *Config) (*cluster, error) {
 // close stops the monitor and closes the pools rwshard opened.
 func (cl *cluster) close() error {
 	cl.mon.Close()
+	cl.holds.close()
 	cl.leave() // no probe joins a scope after the monitor stopped
 	return closeNodes(cl.nodes)
 }
@@ -278,6 +281,14 @@ func openNode(cfg *Config, nc Node, stats *stmtStats, probed *atomic.Int64, vers
 	conns = newConnPool(&nodeConnector{inner: inner, timeout: cfg.ConnectTimeout, cacheSize: cfg.StmtCacheSize, stats: stats, track: true, wait: sessionWait(mc, probed)},
 		pick(nc.MaxOpenConns, cfg.MaxOpenConns), pick(nc.MaxIdleConns, cfg.MaxIdleConns), lifetime, cfg.ConnMaxIdleTime)
 	conns.capped = idleCapLogger(cfg, nc.Name)
+	reserve := 0 // the connector's own connections to the node, outside the pool
+	if cfg.Health && len(cfg.Nodes) > 1 {
+		reserve = 1
+		if cfg.HeartbeatWrite {
+			reserve = 2
+		}
+	}
+	conns.budget = connBudget{node: nc.Name, fleet: cfg.FleetSize, reserve: reserve, wait: cfg.ConnWait, look: true}
 	// One probe at a time per node (the monitor runs one loop per node), on a
 	// connection it holds (heldProbe); the heartbeat writer's beside it.
 	probeDB = sql.OpenDB(&nodeConnector{inner: probeInner, timeout: cfg.ConnectTimeout})

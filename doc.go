@@ -73,6 +73,10 @@
 //	rwshard.connMaxIdleTime     capped below the servers' wait_timeout   1m
 //	rwshard.maxOpenConns        per node, 0 unlimited                    0
 //	rwshard.maxIdleConns        per node                                 16
+//	rwshard.fleetSize           processes sharing each node's
+//	                            max_connections, 0 no share              0
+//	rwshard.connWait            wait for a connection at the limit,
+//	                            then ErrConnBudget; 0 the context's      0
 //	rwshard.stmtCacheSize       prepared statements per connection       256
 //	rwshard.classifierCacheSize                                          4096
 //	rwshard.consistency         eventual, session, causal, universal     causal (OpenDB: eventual)
@@ -88,6 +92,9 @@
 //	rwshard.replayLimit         statements a replayable transaction holds 256
 //	rwshard.txIdleTimeout       roll back a transaction idle this long   0 (off)
 //	rwshard.txWarnAge           event for a transaction older than it    0 (off)
+//	rwshard.holdWarn            event for a transaction or open result
+//	                            set holding a connection longer          0 (off)
+//	rwshard.holdLimit           end such a hold this old                 0 (off)
 //	rwshard.writePause          wait for a primary, 0 fail at once       5s
 //	rwshard.health              probes on or off                         true (OpenDB: false)
 //	rwshard.probeInterval                                                1s

@@ -44,6 +44,16 @@ var (
 	// rolled it back and freed its locks. Commit returns it; nothing of
 	// the transaction was committed.
 	ErrTxIdleTimeout = errors.New("transaction idle longer than rwshard.txIdleTimeout: rolled back")
+	// ErrConnBudget: a node's pool was at its limit (MaxOpenConns, or its
+	// share of the server's max_connections, see Config.FleetSize) and no
+	// connection came free within Config.ConnWait or the statement's
+	// context. Nothing was sent. The error names the node and the limit.
+	ErrConnBudget = errors.New("connection budget used up")
+	// ErrHoldLimit: the logical connection held a backend connection (a
+	// transaction, or a result set not closed) longer than
+	// Config.HoldLimit; rwshard closed it, so the server rolled its
+	// transaction back. Nothing of the transaction was committed.
+	ErrHoldLimit = errors.New("connection held longer than rwshard.holdLimit: closed")
 	// ErrClosed: the connector was closed.
 	ErrClosed = errors.New("connector closed")
 	// ErrNoReplica: no replica qualified for a read and Config.Fallback is

@@ -28,7 +28,7 @@ type backend struct {
 	// logical connection is reset (database/sql resets only a connection
 	// whose result sets are all closed) one may still be open, unread:
 	// released before then, the connection is discarded, never pooled.
-	// bounded: node.bounded() for the node's own pool (maxOpen > 0),
+	// bounded: node.bounded() for the node's own pool (node.limited),
 	// copied here so that the short path's reads do not fetch the node's
 	// line for it (cold model: 4 misses fewer per NEW_ORDER-shaped
 	// transaction, one per read). Both beside bc, which the short path
@@ -57,7 +57,7 @@ func (b *backend) setConn(dc any) error {
 // variables are vars if an idle one has them (see connPool.get).
 func (n *node) acquire(ctx context.Context, vars string) (*backend, error) {
 	b := backendPool.Get().(*backend)
-	b.node, b.bounded = n, n.maxOpen > 0
+	b.node, b.bounded = n, n.limited
 	if n.conns != nil {
 		pc, err := n.conns.get(ctx, vars)
 		if err != nil {

@@ -153,6 +153,15 @@ func (e *exe) attempt(ctx context.Context, p *plan, n *node, wait monitor.GTIDSe
 		b, err := n.acquire(ctx, e.c.vars.key)
 		if err != nil {
 			out := judge(ctx, err)
+			if errors.Is(err, ErrConnBudget) {
+				// The pool's limit, not the node: nothing was sent, the
+				// node did not fail, and another attempt would wait again.
+				if out != canceled {
+					out = refused
+				}
+				e.out = out
+				return nil, out, routeErr(n, p.reason, e.q, err)
+			}
 			if out != refused {
 				// As go-sql-driver's: the server's refusal (a wrong
 				// password, an unknown database) unwrapped, else the cause.

@@ -31,3 +31,17 @@ func TxOpen(dc any) bool {
 	c, ok := dc.(*conn)
 	return ok && c.tx != nil
 }
+
+// SetDialRamp turns the slow start of dials (dialramp.go) on or off in
+// every pool of c, for tests that measure without it.
+func SetDialRamp(c *Connector, on bool) {
+	for _, cl := range c.clusters() {
+		for _, n := range cl.nodes {
+			if n.conns != nil {
+				n.conns.mu.Lock()
+				n.conns.ramp = dialRamp{off: !on}
+				n.conns.mu.Unlock()
+			}
+		}
+	}
+}

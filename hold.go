@@ -138,7 +138,7 @@ func (c *conn) applyEffects(e route.Effect, q string) {
 		c.textTx = false // SET autocommit=1 commits an open transaction
 	}
 	if c.inTx() {
-		c.armGuard()
+		c.armGuard(q)
 	} else {
 		c.txWrites = false
 		c.disarmGuard()
@@ -226,7 +226,7 @@ func (c *conn) breakSession(by *RouteError) {
 // lostErr is what a Commit or Rollback of a transaction lost with its
 // session returns: the cause the statement that lost it got.
 func (c *conn) lostErr() error {
-	if c.lostBy != nil && errors.Is(c.lostBy.Err, ErrTxIdleTimeout) {
+	if c.lostBy != nil && (errors.Is(c.lostBy.Err, ErrTxIdleTimeout) || errors.Is(c.lostBy.Err, ErrHoldLimit)) {
 		return c.lostBy
 	}
 	return routeErr(nil, router.ReasonInTransaction, "", ErrSessionLost)

@@ -52,6 +52,8 @@ type connPool struct {
 
 	waitCount, idleClosed, idleTimeClosed, lifetimeClosed int64
 	waitDuration                                          time.Duration
+	budget                                                connBudget
+	ramp                                                  dialRamp
 }
 
 // poolConn is one backend connection of a connPool.
@@ -152,17 +154,28 @@ func (p *connPool) get(ctx context.Context, vars string) (*poolConn, error) {
 			}
 			return pc, nil
 		}
-		if p.maxOpen <= 0 || p.open < p.maxOpen {
+		if lim, _ := p.limit(time.Now()); lim < 0 || p.open < lim {
 			p.open++
 			p.mu.Unlock()
-			return p.connect(ctx)
+			pc, err := p.connect(ctx)
+			if serverErrno(err) == erTooManyConnections {
+				continue // the server is full: wait at the limit now known
+			}
+			return pc, err
 		}
 		pc, err := p.wait(ctx)
+		if err == errRecheck {
+			continue
+		}
 		if err != nil || pc == nil {
 			if err != nil {
 				return nil, err
 			}
-			return p.connect(ctx) // a slot was reserved for us
+			pc, err := p.connect(ctx) // a slot was reserved for us
+			if serverErrno(err) == erTooManyConnections {
+				continue
+			}
+			return pc, err
 		}
 		if err := p.reset(ctx, pc); err != nil {
 			if errors.Is(err, driver.ErrBadConn) {
@@ -185,50 +198,101 @@ func (p *connPool) affine(vars string) int {
 	return n - 1
 }
 
-// wait queues for a connection; p.mu is held on entry and released.
+// errRecheck ends a wait whose limit came from a look at the server that
+// has gone stale meanwhile: get tries again under the limit known now.
+var errRecheck = errors.New("rwshard: recheck the pool's limit")
+
+// wait queues for a connection; p.mu is held on entry and released. It
+// ends with a connection, a slot to open one in, or, past ConnWait or the
+// context, an error: ErrConnBudget when the limit was the server's share.
 func (p *connPool) wait(ctx context.Context) (*poolConn, error) {
 	ch := make(chan poolGrant, 1)
 	p.waiters = append(p.waiters, ch)
 	p.waitCount++
+	now := time.Now()
+	lim, by := p.limit(now)
+	budget := p.budget
+	var expire, recheck <-chan time.Time
+	if budget.wait > 0 {
+		t := time.NewTimer(budget.wait)
+		defer t.Stop()
+		expire = t.C
+	}
+	if by == limitRoom {
+		// No connection of ours may come back to wake us: look again once
+		// the server's figures are stale.
+		t := time.NewTimer(max(budget.at.Add(budgetFresh).Sub(now), time.Millisecond))
+		defer t.Stop()
+		recheck = t.C
+	}
 	p.mu.Unlock()
-	start := time.Now()
+	start := now
 	defer func() {
 		d := time.Since(start)
 		p.mu.Lock()
 		p.waitDuration += d
 		p.mu.Unlock()
 	}()
+	var err error
 	select {
 	case g := <-ch:
 		return g.pc, g.err
 	case <-ctx.Done():
-		p.mu.Lock()
-		for i, w := range p.waiters {
-			if w == ch {
-				p.waiters = append(p.waiters[:i], p.waiters[i+1:]...)
-				p.mu.Unlock()
-				return nil, ctx.Err()
-			}
+		err = ctx.Err()
+		if by != limitMaxOpen {
+			err = budget.err(lim, by, err)
 		}
-		p.mu.Unlock()
-		// Granted meanwhile: pass it on.
-		if g := <-ch; g.err == nil {
-			if g.pc != nil {
-				p.put(g.pc, false)
-			} else {
-				p.released()
-			}
-		}
-		return nil, ctx.Err()
+	case <-expire:
+		err = budget.err(lim, by, nil)
+	case <-recheck:
+		err = errRecheck
 	}
+	p.mu.Lock()
+	for i, w := range p.waiters {
+		if w == ch {
+			p.waiters = append(p.waiters[:i], p.waiters[i+1:]...)
+			p.mu.Unlock()
+			return nil, err
+		}
+	}
+	p.mu.Unlock()
+	// Granted meanwhile: take it unless the context ended.
+	g := <-ch
+	if err == errRecheck || ctx.Err() == nil && g.err == nil {
+		return g.pc, g.err
+	}
+	if g.err == nil {
+		if g.pc != nil {
+			p.put(g.pc, false)
+		} else {
+			p.released()
+		}
+	}
+	return nil, err
 }
 
 // connect opens a connection in a slot already counted in p.open.
 func (p *connPool) connect(ctx context.Context) (*poolConn, error) {
-	dc, err := p.connector.Connect(ctx)
-	if err != nil {
+	if err := p.dialTurn(ctx); err != nil {
 		p.released()
 		return nil, err
+	}
+	dc, err := p.connector.Connect(ctx)
+	if err != nil {
+		if serverErrno(err) == erTooManyConnections {
+			p.full()
+		}
+		p.dialFailed(ctx, err)
+		p.released()
+		return nil, err
+	}
+	p.dialed()
+	if p.lookDue(time.Now()) {
+		if err := p.lookOn(ctx, dc); err != nil {
+			_ = dc.Close()
+			p.released()
+			return nil, err
+		}
 	}
 	return &poolConn{dc: dc, created: time.Now(), idleLimit: p.idleLimit(dc)}, nil
 }
@@ -309,7 +373,7 @@ func (p *connPool) put(pc *poolConn, discard bool) {
 		w <- poolGrant{pc: pc}
 		return
 	}
-	if p.closed || len(p.idle) >= p.maxIdle {
+	if lim, _ := p.limit(now); p.closed || len(p.idle) >= p.maxIdle || lim >= 0 && p.open > lim {
 		if !p.closed {
 			p.idleClosed++
 		}
@@ -335,7 +399,7 @@ func (p *connPool) discard(pc *poolConn) {
 // connection in it.
 func (p *connPool) released() {
 	p.mu.Lock()
-	if len(p.waiters) > 0 && !p.closed {
+	if lim, _ := p.limit(time.Now()); len(p.waiters) > 0 && !p.closed && (lim < 0 || p.open <= lim) {
 		w := p.waiters[0]
 		p.waiters = p.waiters[1:]
 		p.mu.Unlock()
@@ -410,12 +474,14 @@ func (p *connPool) close() error {
 	return errors.Join(errs...)
 }
 
-// stats reports the pool as database/sql reports its own.
+// stats reports the pool as database/sql reports its own, its limit the
+// one in force now.
 func (p *connPool) stats() sql.DBStats {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	lim, _ := p.limit(time.Now())
 	return sql.DBStats{
-		MaxOpenConnections: p.maxOpen,
+		MaxOpenConnections: max(lim, 0), // the limit in force: MaxOpenConns or the budget's
 		OpenConnections:    p.open,
 		InUse:              p.open - len(p.idle),
 		Idle:               len(p.idle),

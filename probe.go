@@ -137,20 +137,24 @@ func (cl *cluster) probeOn(ctx context.Context, conn *sql.Conn, n *node, multi b
 // multi) and reads their results into a Reading.
 func (cl *cluster) probeOnce(ctx context.Context, conn *sql.Conn, n *node, multi bool) (monitor.Reading, error) {
 	var r monitor.Reading
+	var binlogPos, appliedPos sql.NullString
 	stmts := make([]string, 2, 3)
 	stmts[probePositions] = "SELECT @@read_only, @@gtid_binlog_pos, @@gtid_slave_pos"
 	if n.flavor.Load() == flavorMySQL {
 		stmts[probePositions] = "SELECT @@read_only, @@global.gtid_executed, @@global.gtid_executed"
 	}
-	var binlogPos, appliedPos sql.NullString
-	var waitTimeout sql.NullInt64
+	var waitTimeout, maxConns sql.NullInt64
 	positions := []any{&r.ReadOnly, &binlogPos, &appliedPos}
 	if n.conns != nil {
 		// The node's own pool closes idle connections before the server
-		// does (connPool.idleLimit): it learns the limit here, at no
-		// round trip of its own.
-		stmts[probePositions] += ", @@global.wait_timeout"
-		positions = append(positions, &waitTimeout)
+		// does (connPool.idleLimit), and keeps within its share of the
+		// server's connection limit (connbudget.go): it learns both here,
+		// at no round trip of its own. The limit's use
+		// (Threads_connected), which costs the server a sum over every
+		// connection's counters, is read by the pool on a connection it
+		// opens. Over OpenDB's handles the caller's pools have neither.
+		stmts[probePositions] += ", @@global.wait_timeout, @@max_connections"
+		positions = append(positions, &waitTimeout, &maxConns)
 	}
 	stmts[probeReplica] = "SHOW REPLICA STATUS"
 	if n.oldShow.Load() {
@@ -201,6 +205,9 @@ func (cl *cluster) probeOnce(ctx context.Context, conn *sql.Conn, n *node, multi
 	}
 	if waitTimeout.Valid && waitTimeout.Int64 > 0 {
 		n.waitTimeout.Store(int64(time.Duration(waitTimeout.Int64) * time.Second))
+	}
+	if n.conns != nil && maxConns.Int64 > 0 {
+		n.conns.observeMax(int(maxConns.Int64))
 	}
 	if n.noReplicaStatus.Load() && r.ReadOnly {
 		// A read-only node without visible replica status: taken as a

@@ -3,6 +3,7 @@ package rwshard
 import (
 	"context"
 	"database/sql/driver"
+	"fmt"
 
 	"github.com/rwshard/rwshard/internal/rowsx"
 )
@@ -36,6 +37,7 @@ type rows struct {
 	gen, lost uint64
 	st        driver.Stmt
 	b         *backend
+	hold      *holdRec // its hold (Config.HoldWarn, HoldLimit); nil: not watched
 }
 
 // Next reads a row, folding it into the replay checksum when the rows
@@ -45,11 +47,18 @@ func (r *rows) Next(dest []driver.Value) error {
 	if r.log != nil {
 		r.log.fold(dest, err)
 	}
+	if err != nil && r.hold != nil && r.hold.cut.Load() {
+		return fmt.Errorf("%w: %w", ErrHoldLimit, err)
+	}
 	return err
 }
 
 func (r *rows) Close() error {
 	err := r.Rows.Close()
+	if r.hold != nil {
+		r.hold.finish()
+		r.hold = nil
+	}
 	if r.st != nil {
 		r.st.Close()
 		r.st = nil

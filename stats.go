@@ -71,6 +71,13 @@ type Stats struct {
 	// every statement of theirs runs there until they are closed or
 	// reset (Config.ResetSession).
 	Pinned int64
+	// LongHolds is the number of logical connections holding a backend
+	// connection (a transaction, or a result set not closed) for longer
+	// than Config.HoldWarn now; HoldTimes are the times of every such hold
+	// that ended, short or long, in HoldBounds() buckets. Both stay zero
+	// with HoldWarn and HoldLimit off.
+	LongHolds int64
+	HoldTimes Histogram
 	// Fallbacks: reads sent to the primary because no replica qualified.
 	Fallbacks uint64
 	// PositionQueries: reads of the primary's GTID position for
@@ -147,6 +154,10 @@ func (cl *cluster) addStats(s *Stats) {
 	s.Reads += cl.reads.Load()
 	s.PrimaryReads += cl.primaryReads.Load()
 	s.Pinned += cl.pinned.Load()
+	if h := cl.holds; h != nil {
+		s.LongHolds += h.long.Load()
+		s.HoldTimes.add(h.snapshot())
+	}
 	s.Fallbacks += cl.routes[router.ReasonNoHealthyReplica].Load()
 	s.PositionQueries += cl.positions.queries.Load()
 	s.Replays += cl.replays.done.Load()

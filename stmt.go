@@ -136,7 +136,7 @@ func (s *stmt) QueryContext(ctx context.Context, args []driver.NamedValue) (rows
 		return nil, s.shortFailed(ctx, si, err)
 	}
 	c.short.count(si)
-	if si.write || c.sess.bounded {
+	if si.write || c.sess.bounded || c.cl.holds != nil {
 		// A write's rows (INSERT … RETURNING) record it once closed; a
 		// bounded pool gets its connection back at the transaction's
 		// end, once its rows are closed.

@@ -95,7 +95,7 @@ func (t *txn) begin(ctx context.Context, opts driver.TxOptions) (driver.Tx, erro
 	if c.cl.cfg.TxReplay && c.cl.isPrimary(c.sess.node) {
 		c.replay = &txLog{opts: opts}
 	}
-	c.armGuard()
+	c.armGuard("BEGIN")
 	return t, nil
 }
 

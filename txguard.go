@@ -22,6 +22,7 @@ const (
 	guardBusy
 	guardExpired
 	guardDone
+	guardLimited // ended by Config.HoldLimit (holdwatch.go)
 )
 
 type txGuard struct {
@@ -30,17 +31,22 @@ type txGuard struct {
 	idle    *time.Timer
 	old     *time.Timer
 	bc      *backendConn // the transaction's connection
+	hold    *holdRec     // the transaction's hold (Config.HoldWarn, HoldLimit); nil: not watched
 }
 
-// armGuard starts the guards of a transaction now open on c.sess.
-func (c *conn) armGuard() {
+// armGuard starts the guards of a transaction now open on c.sess, begun
+// by the statement q.
+func (c *conn) armGuard(q string) {
 	cfg := c.cl.cfg
-	if cfg.TxIdleTimeout <= 0 && cfg.TxWarnAge <= 0 || c.guard != nil || c.sess == nil {
+	if cfg.TxIdleTimeout <= 0 && cfg.TxWarnAge <= 0 && c.cl.holds == nil || c.guard != nil || c.sess == nil {
 		return
 	}
 	bc, _ := c.sess.dc.(*backendConn)
 	g := &txGuard{timeout: cfg.TxIdleTimeout, bc: bc}
 	node := c.sess.node.name
+	if c.cl.holds != nil {
+		g.hold = c.cl.holds.begin("a transaction", q, node, bc, g)
+	}
 	if g.timeout > 0 && bc != nil {
 		g.idle = time.AfterFunc(g.timeout, func() {
 			if g.state.CompareAndSwap(guardIdle, guardExpired) {
@@ -83,17 +89,24 @@ func (g *txGuard) leave() {
 	}
 }
 
-// expired reports that the idle timer cut the transaction.
-func (g *txGuard) expired() bool { return g.state.Load() == guardExpired }
+// expired reports that the idle timer or the hold limit cut the
+// transaction.
+func (g *txGuard) expired() bool {
+	s := g.state.Load()
+	return s == guardExpired || s == guardLimited
+}
 
 // disarmGuard ends the guards when the transaction ends.
-func (h *hold) disarmGuard() {
-	g := h.guard
+func (c *conn) disarmGuard() {
+	g := c.guard
 	if g == nil {
 		return
 	}
-	h.guard = nil
+	c.guard = nil
 	g.state.Store(guardDone)
+	if g.hold != nil {
+		g.hold.finish()
+	}
 	if g.idle != nil {
 		g.idle.Stop()
 	}
@@ -110,7 +123,11 @@ func (c *conn) expired(q string) error {
 	if c.sess != nil {
 		n = c.sess.node
 	}
-	err := routeErr(n, router.ReasonInTransaction, q, ErrTxIdleTimeout)
+	cause := ErrTxIdleTimeout
+	if c.guard != nil && c.guard.state.Load() == guardLimited {
+		cause = ErrHoldLimit
+	}
+	err := routeErr(n, router.ReasonInTransaction, q, cause)
 	c.breakSession(err)
 	return err
 }

@@ -101,7 +101,7 @@ func instantConnector(tb testing.TB, be driver.Connector, maxOpen int, params st
 	for _, n := range c.cl.nodes {
 		n.conns.close()
 		n.conns = newConnPool(&nodeConnector{inner: be, cacheSize: c.cfg.StmtCacheSize, stats: &n.stmts}, maxOpen, 16, 0, 0)
-		n.maxOpen = maxOpen
+		n.maxOpen, n.limited = maxOpen, maxOpen > 0
 	}
 	return c
 }

@@ -25,6 +25,7 @@ const (
 	ReplayRefused                           // a transaction could not be replayed: it failed
 	ReadWithoutPrimary                      // the primary was away: a read went to the most advanced replica without its scope's last write known there
 	SessionPinned                           // a logical connection went back to database/sql's pool pinned to the primary (rwshard.resetSession=false)
+	LongHold                                // a logical connection held a backend connection (transaction, open rows) longer than Config.HoldWarn, or HoldLimit ended it
 
 	// NumEventKinds bounds the kinds, for arrays of counters.
 	NumEventKinds
@@ -45,7 +46,7 @@ var kindNames = map[EventKind]string{
 	SplitBrain: "split-brain", FallbackToPrimary: "fallback-to-primary", ReadRetried: "read-retried",
 	LongTransaction: "long-transaction", TxIdleTimeout: "tx-idle-timeout",
 	TxReplayed: "tx-replayed", ReplayRefused: "replay-refused", ReadWithoutPrimary: "read-without-primary",
-	SessionPinned: "session-pinned",
+	SessionPinned: "session-pinned", LongHold: "long-hold",
 }
 
 func (k EventKind) String() string {

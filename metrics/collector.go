@@ -53,6 +53,9 @@ type Collector struct {
 	poolIdle      *prometheus.Desc
 	poolWaits     *prometheus.Desc
 	poolWaitSecs  *prometheus.Desc
+	poolMax       *prometheus.Desc
+	longHolds     *prometheus.Desc
+	holdSeconds   *prometheus.Desc
 	stmtHits      *prometheus.Desc
 	stmtMisses    *prometheus.Desc
 	stmtEvictions *prometheus.Desc
@@ -159,6 +162,12 @@ func NewCollector(c *rwshard.Connector, opts ...Option) *Collector {
 		"Times a statement waited for a connection to the node because its pool was at its limit.", node)
 	col.poolWaitSecs = col.desc("pool_wait_seconds_total",
 		"Time statements spent waiting for a connection to the node.", node)
+	col.poolMax = col.desc("pool_max_open_connections",
+		"The node's pool limit in force: rwshard.maxOpenConns, or its budget of the server's max_connections when lower; 0: none.", node)
+	col.longHolds = col.desc("long_holds",
+		"Logical connections holding a backend connection (a transaction, or a result set not closed) longer than rwshard.holdWarn now.", nil)
+	col.holdSeconds = col.desc("hold_seconds",
+		"Time logical connections held a backend connection in a transaction or with a result set open, with rwshard.holdWarn or holdLimit on.", nil)
 	col.stmtHits = col.desc("stmt_cache_hits_total",
 		"Executions that found their statement prepared on the node's connection.", node)
 	col.stmtMisses = col.desc("stmt_cache_misses_total",
@@ -181,7 +190,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 		c.nodeUp, c.nodeFenced, c.nodePrimary, c.replicaLag, c.nodeInFlight, c.nodeLatency,
 		c.reads, c.primaryReads, c.pinned, c.fallbacks, c.positionQueries, c.retries, c.retriesRefused,
 		c.duration, c.serverErrors, c.waits, c.waitTimeouts, c.waitSeconds,
-		c.poolOpen, c.poolInUse, c.poolIdle, c.poolWaits, c.poolWaitSecs,
+		c.poolOpen, c.poolInUse, c.poolIdle, c.poolWaits, c.poolWaitSecs, c.poolMax, c.longHolds, c.holdSeconds,
 		c.stmtHits, c.stmtMisses, c.stmtEvictions, c.events,
 	} {
 		ch <- d
@@ -219,6 +228,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		send(ch, c.poolIdle, prometheus.GaugeValue, float64(n.Pool.Idle), n.Name)
 		send(ch, c.poolWaits, prometheus.CounterValue, float64(n.Pool.WaitCount), n.Name)
 		send(ch, c.poolWaitSecs, prometheus.CounterValue, n.Pool.WaitDuration.Seconds(), n.Name)
+		send(ch, c.poolMax, prometheus.GaugeValue, float64(n.Pool.MaxOpenConnections), n.Name)
 		send(ch, c.stmtHits, prometheus.CounterValue, float64(n.StmtHits), n.Name)
 		send(ch, c.stmtMisses, prometheus.CounterValue, float64(n.StmtMisses), n.Name)
 		send(ch, c.stmtEvictions, prometheus.CounterValue, float64(n.StmtEvictions), n.Name)
@@ -232,6 +242,8 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	send(ch, c.reads, prometheus.CounterValue, float64(s.Reads))
 	send(ch, c.primaryReads, prometheus.CounterValue, float64(s.PrimaryReads))
 	send(ch, c.pinned, prometheus.GaugeValue, float64(s.Pinned))
+	send(ch, c.longHolds, prometheus.GaugeValue, float64(s.LongHolds))
+	c.holdHistogram(ch, s.HoldTimes)
 	send(ch, c.fallbacks, prometheus.CounterValue, float64(s.Fallbacks))
 	send(ch, c.positionQueries, prometheus.CounterValue, float64(s.PositionQueries))
 	send(ch, c.retries, prometheus.CounterValue, float64(s.Retries))
@@ -265,6 +277,27 @@ func (c *Collector) histogram(ch chan<- prometheus.Metric, h rwshard.Histogram, 
 	m, err := prometheus.NewConstHistogram(c.duration, h.Count, h.Sum.Seconds(), buckets, node, class)
 	if err != nil {
 		m = prometheus.NewInvalidMetric(c.duration, err)
+	}
+	ch <- m
+}
+
+// holdBounds are rwshard's hold-time histogram bounds, copied once.
+var holdBounds = rwshard.HoldBounds()
+
+// holdHistogram emits the hold-time histogram, its buckets made
+// cumulative.
+func (c *Collector) holdHistogram(ch chan<- prometheus.Metric, h rwshard.Histogram) {
+	buckets := make(map[float64]uint64, len(holdBounds))
+	var cum uint64
+	for i, le := range holdBounds {
+		if i < len(h.Counts) {
+			cum += h.Counts[i]
+		}
+		buckets[le.Seconds()] = cum
+	}
+	m, err := prometheus.NewConstHistogram(c.holdSeconds, h.Count, h.Sum.Seconds(), buckets)
+	if err != nil {
+		m = prometheus.NewInvalidMetric(c.holdSeconds, err)
 	}
 	ch <- m
 }

@@ -121,6 +121,7 @@ func TestScrape(t *testing.T) {
 	wantSample(t, fams, "rwshard_pool_open_connections", l("node", "replica1"), 1)
 	wantSample(t, fams, "rwshard_pool_idle_connections", l("node", "replica1"), 1)
 	wantSample(t, fams, "rwshard_pool_waits_total", l("node", "replica1"), 0)
+	wantSample(t, fams, "rwshard_long_holds", nil, 0)
 	wantSample(t, fams, "rwshard_causal_waits_total", l("node", "replica1"), 0)
 	// The caller's pools (OpenDB) have no rwshard statement cache.
 	wantSample(t, fams, "rwshard_stmt_cache_hits_total", l("node", "replica1"), 0)
@@ -137,7 +138,7 @@ func TestScrape(t *testing.T) {
 		switch {
 		case strings.HasSuffix(name, "_total"):
 			want = dto.MetricType_COUNTER
-		case strings.HasSuffix(name, "_duration_seconds"):
+		case strings.HasSuffix(name, "_duration_seconds"), name == "rwshard_hold_seconds":
 			want = dto.MetricType_HISTOGRAM
 		}
 		if f.GetType() != want {
@@ -147,7 +148,7 @@ func TestScrape(t *testing.T) {
 			t.Errorf("%s: help %q, want one sentence", name, h)
 		}
 	}
-	if got, want := len(fams), 29; got != want { // 31 less the lag and server errors
+	if got, want := len(fams), 32; got != want { // 34 less the lag and server errors
 		t.Errorf("%d metric families, want %d", got, want)
 	}
 }

@@ -44,6 +44,7 @@
 //	rwshard_pool_idle_connections{node}                 gauge      of which idle
 //	rwshard_pool_waits_total{node}                      counter    waits for a connection at the pool's limit
 //	rwshard_pool_wait_seconds_total{node}               counter    time spent in those waits
+//	rwshard_pool_max_open_connections{node}             gauge      the pool's limit in force: maxOpenConns or its budget of max_connections; 0 none
 //	rwshard_stmt_cache_hits_total{node}                 counter    executions that found their statement prepared
 //	rwshard_stmt_cache_misses_total{node}               counter    executions that prepared it
 //	rwshard_stmt_cache_evictions_total{node}            counter    prepared statements closed to make room
@@ -55,6 +56,8 @@
 //	rwshard_retries_total                               counter    failed reads retried within the retry budget
 //	rwshard_retries_refused_total                       counter    failed reads the retry budget did not retry
 //	rwshard_events_total{kind}                          counter    health and routing events by kind (node-down, split-brain, …)
+//	rwshard_long_holds                                  gauge      logical connections holding a backend connection past rwshard.holdWarn now
+//	rwshard_hold_seconds                                histogram  how long transactions and open result sets held a connection (holdWarn or holdLimit on)
 //
 // These names and labels are stable: a change is a breaking change of
 // this module. No counter carries the node's role as a label, so a

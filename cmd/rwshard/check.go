@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -198,6 +199,7 @@ type nodeCheck struct {
 	// noHeartbeat: the user may not read rwshard.heartbeatTable.
 	noHeartbeat bool
 	maxStmts    int64 // @@global.max_prepared_stmt_count
+	maxConns    int64 // @@global.max_connections
 }
 
 func (n *nodeCheck) reached() bool { return n.err == nil }
@@ -325,6 +327,10 @@ func (n *nodeCheck) probe(ctx context.Context, cfg *rwshard.Config, connectTimeo
 	}
 	n.readOnly = readOnly != 0
 	n.waitTimeout = time.Duration(wait) * time.Second
+	if err := conn.QueryRowContext(qctx, "SELECT @@global.max_connections").Scan(&n.maxConns); err != nil {
+		n.queryErr = err
+		return
+	}
 	if err := n.replicaStatus(qctx, conn); isPrivilegeError(err) {
 		n.noReplicaStatus = true
 	} else if err != nil {
@@ -524,6 +530,9 @@ func (r *checkReport) evaluate() {
 			warn("%s: rwshard.stmtCacheSize=%d × rwshard.maxIdleConns=%d = %d prepared statements per process, more than half of max_prepared_stmt_count=%d (shared by every client of the server); lower rwshard.stmtCacheSize",
 				name, cfg.StmtCacheSize, cfg.MaxIdleConns, per, n.maxStmts)
 		}
+		if n.maxConns > 0 {
+			r.checkBudget(n, warn)
+		}
 		if i > 0 && n.bypassesRO != "" {
 			bypass = append(bypass, name+" ("+n.bypassesRO+")")
 		}
@@ -553,6 +562,36 @@ func (r *checkReport) evaluate() {
 	if len(bypass) > 0 {
 		warn("user %q may write despite read_only on %s: a write that reaches a replica would break its replication; connect as a user without SUPER / READ_ONLY ADMIN",
 			cfg.Backend.User, strings.Join(bypass, ", "))
+	}
+}
+
+// checkBudget warns when the pools of the expected fleet (rwshard.fleetSize
+// processes, each with rwshard.maxOpenConns connections to the node) would
+// open more connections than the server's max_connections: rwshard then
+// caps each process at its share (see docs/connections.md).
+func (r *checkReport) checkBudget(n *nodeCheck, warn func(string, ...any)) {
+	cfg := r.cfg
+	per := int64(cmp.Or(n.node.MaxOpenConns, cfg.MaxOpenConns))
+	usable := n.maxConns - n.maxConns/10
+	switch {
+	case cfg.FleetSize > 0 && (per == 0 || int64(cfg.FleetSize)*per > n.maxConns):
+		reserve := int64(0) // each process's probe connections
+		if cfg.Health && len(cfg.Nodes) > 1 {
+			reserve = 1
+			if cfg.HeartbeatWrite {
+				reserve = 2
+			}
+		}
+		share := max(usable/int64(cfg.FleetSize)-reserve, 1)
+		pools := "unlimited pools"
+		if per > 0 {
+			pools = fmt.Sprintf("× rwshard.maxOpenConns=%d = %d connections", per, int64(cfg.FleetSize)*per)
+		}
+		warn("%s: rwshard.fleetSize=%d %s, more than max_connections=%d: each process is capped at its share, %d connections (statements wait for one, up to rwshard.connWait)",
+			n.node.Name, cfg.FleetSize, pools, n.maxConns, share)
+	case cfg.FleetSize == 0 && per > usable:
+		warn("%s: rwshard.maxOpenConns=%d is more than max_connections=%d less a tenth kept free, for one process alone; set rwshard.fleetSize to the number of processes",
+			n.node.Name, per, n.maxConns)
 	}
 }
 

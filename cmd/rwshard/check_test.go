@@ -256,6 +256,26 @@ func TestCheckStatementCacheSize(t *testing.T) {
 	assert.NotContains(t, r.stdout, "max_prepared_stmt_count")
 }
 
+// Pools of the expected fleet that exceed the server's max_connections
+// are a warning that names the share each process is capped at.
+func TestCheckConnectionBudget(t *testing.T) {
+	l := rwLab.Get(t)
+	ctx := labtest.Ctx(t, 10*time.Second)
+	var maxConns int
+	require.NoError(t, l.Primary().Admin().QueryRowContext(ctx, "SELECT @@max_connections").Scan(&maxConns))
+	per := maxConns/10 + 1
+	r := cli(t, "check", labDSN(l, fmt.Sprintf("rwshard.fleetSize=20&rwshard.maxOpenConns=%d", per)))
+	require.Equal(t, exitOK, r.code, r)
+	share := (maxConns-maxConns/10)/20 - 1
+	assert.Contains(t, r.stdout, fmt.Sprintf("primary: rwshard.fleetSize=20 × rwshard.maxOpenConns=%d = %d connections, more than max_connections=%d: each process is capped at its share, %d connections",
+		per, 20*per, maxConns, share))
+	r = cli(t, "check", labDSN(l, "rwshard.fleetSize=2&rwshard.maxOpenConns=10"))
+	require.Equal(t, exitOK, r.code, r)
+	assert.NotContains(t, r.stdout, "more than max_connections")
+	r = cli(t, "check", labDSN(l, fmt.Sprintf("rwshard.maxOpenConns=%d", maxConns)))
+	assert.Contains(t, r.stdout, "set rwshard.fleetSize to the number of processes")
+}
+
 // checkReportJSON is check -json's document, as a consumer decodes it.
 type checkReportJSON struct {
 	// Rules: only with a sharding rules file.
