@@ -590,11 +590,12 @@ func limitValue(e sqlparser.Expr) (limitSource, bool) {
 //	       WEIGHT_STRING(two spaces),
 //	       TRIM(TRAILING IF(pads, WEIGHT_STRING(one space), empty) FROM WEIGHT_STRING(x)))
 //
-// where pads compares the empty string with one space, and every string
-// is in x's collation: IF(FALSE, x, s) has the value of s and the
-// collation of x, as s has in a comparison with x. The shard trims the
-// trailing spaces so that its DISTINCT over the weight column keeps one of
-// 'a' and 'a ', as it does over the column.
+// inside IF(COLLATION(x) = 'binary', NULL, …) unless x holds a
+// placeholder, where pads compares the empty string with one space, and
+// every string is in x's collation: IF(FALSE, x, s) has the value of s
+// and the collation of x, as s has in a comparison with x. The shard trims
+// the trailing spaces so that its DISTINCT over the weight column keeps
+// one of 'a' and 'a ', as it does over the column.
 func weightExpr(x sqlparser.Expr) sqlparser.Expr {
 	as := func(s string) sqlparser.Expr { // a string in x's collation
 		return fn("if", sqlparser.BoolVal(false), sqlparser.CloneExpr(x), sqlparser.NewStrLiteral(s))
@@ -603,7 +604,7 @@ func weightExpr(x sqlparser.Expr) sqlparser.Expr {
 	pads := func() sqlparser.Expr {
 		return &sqlparser.ComparisonExpr{Operator: sqlparser.EqualOp, Left: as(""), Right: as(" ")}
 	}
-	return fn("concat",
+	w := fn("concat",
 		fn("if", pads(), sqlparser.NewStrLiteral(string(rune(weightPad))), sqlparser.NewStrLiteral(string(rune(weightNoPad)))),
 		&sqlparser.CharExpr{Exprs: []sqlparser.Expr{fn("length", ws(as("  ")))}},
 		ws(as("  ")),
@@ -612,6 +613,30 @@ func weightExpr(x sqlparser.Expr) sqlparser.Expr {
 			TrimArg:   fn("if", pads(), ws(as(" ")), sqlparser.NewStrLiteral("")),
 			StringArg: ws(sqlparser.CloneExpr(x)),
 		})
+	if hasArgument(x) {
+		// A placeholder's collation is not known when the statement is
+		// prepared: no shortcut.
+		return w
+	}
+	// A value that is not a character string (a number, a date, a binary
+	// string: COLLATION says 'binary') has no weight the merge uses; the
+	// server decides this once per statement, so such a column costs no
+	// weight computation per row.
+	notText := &sqlparser.ComparisonExpr{Operator: sqlparser.EqualOp,
+		Left: fn("collation", sqlparser.CloneExpr(x)), Right: sqlparser.NewStrLiteral("binary")}
+	return fn("if", notText, &sqlparser.NullVal{}, w)
+}
+
+// hasArgument reports whether e contains a placeholder.
+func hasArgument(e sqlparser.Expr) bool {
+	found := false
+	_ = sqlparser.Walk(func(n sqlparser.SQLNode) (bool, error) {
+		if _, ok := n.(*sqlparser.Argument); ok {
+			found = true
+		}
+		return !found, nil
+	}, e)
+	return found
 }
 
 func fn(name string, args ...sqlparser.Expr) sqlparser.Expr {

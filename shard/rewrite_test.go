@@ -530,3 +530,21 @@ func TestQuoteStatement(t *testing.T) {
 	assert.True(t, strings.HasSuffix(q, `…"`), q)
 	assert.NotContains(t, q, `\x`) // cut on a rune boundary
 }
+
+// A weight column asks the server first whether its value is text at
+// all: for a number, a date or a binary string COLLATION says 'binary'
+// and the column is NULL, decided once per statement, so a numeric ORDER
+// BY costs the shards no weight strings. A placeholder's collation is not
+// known at prepare, so its weight is always computed.
+func TestWeightExprSkipsNonText(t *testing.T) {
+	format := func(e sqlparser.Expr) string {
+		buf := sqlparser.NewTrackedBuffer(nil)
+		buf.Myprintf("%v", e)
+		return buf.String()
+	}
+	col := format(weightExpr(sqlparser.NewColName("amount")))
+	assert.True(t, strings.HasPrefix(col, "if(collation(amount) = 'binary', null, concat("), col)
+	arg := format(weightExpr(sqlparser.NewArgument("v1")))
+	assert.True(t, strings.HasPrefix(arg, "concat("), arg)
+	assert.NotContains(t, arg, "collation(")
+}
