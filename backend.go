@@ -106,19 +106,14 @@ func (nc *nodeConnector) Connect(ctx context.Context) (driver.Conn, error) {
 
 // waitTimeoutOf reads the session's wait_timeout (0: none reported).
 func (bc *backendConn) waitTimeoutOf(ctx context.Context) (time.Duration, error) {
-	rows, err := bc.QueryContext(ctx, "SELECT @@session.wait_timeout", nil)
+	v, err := queryValue(ctx, bc, "SELECT @@session.wait_timeout", nil)
 	if err != nil {
 		return 0, err
 	}
-	defer rows.Close()
-	v := make([]driver.Value, 1)
-	if err := rows.Next(v); err != nil {
-		return 0, err
-	}
 	var secs float64
-	switch x := v[0].(type) {
-	case []byte:
-		secs, err = strconv.ParseFloat(string(x), 64)
+	switch x := v.(type) {
+	case string:
+		secs, err = strconv.ParseFloat(x, 64)
 	case int64:
 		secs = float64(x)
 	case uint64:

@@ -208,22 +208,12 @@ func readBudget(ctx context.Context, dc driver.Conn) (maxConns, threads int, err
 
 // showValue is the integer value of the one row of a SHOW … LIKE.
 func showValue(ctx context.Context, dc driver.Conn, q string) (int, error) {
-	rows, st, err := query(ctx, dc, q, nil, prep{})
+	row, err := queryRow(ctx, dc, q, nil)
 	if err != nil {
 		return 0, err
 	}
-	row := make([]driver.Value, max(2, len(rows.Columns())))
-	err = rows.Next(row)
-	rows.Close()
-	if st != nil {
-		st.Close()
+	if len(row) < 2 {
+		return 0, fmt.Errorf("%s: %d columns, want the name and the value", q, len(row))
 	}
-	if err != nil {
-		return 0, err
-	}
-	v := row[1]
-	if b, ok := v.([]byte); ok {
-		v = string(b)
-	}
-	return strconv.Atoi(fmt.Sprint(v))
+	return strconv.Atoi(fmt.Sprint(row[1]))
 }

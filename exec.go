@@ -315,6 +315,16 @@ func query(ctx context.Context, dc driver.Conn, q string, args []driver.NamedVal
 // queryValue runs q on dc and returns the first column of its first row
 // (text as a string): the one-value queries rwshard sends itself.
 func queryValue(ctx context.Context, dc driver.Conn, q string, args []driver.NamedValue) (driver.Value, error) {
+	row, err := queryRow(ctx, dc, q, args)
+	if err != nil {
+		return nil, err
+	}
+	return row[0], nil
+}
+
+// queryRow runs q on dc and returns its first row (at least one value),
+// []byte values as strings.
+func queryRow(ctx context.Context, dc driver.Conn, q string, args []driver.NamedValue) ([]driver.Value, error) {
 	rows, st, err := query(ctx, dc, q, args, prep{})
 	if err != nil {
 		return nil, err
@@ -328,10 +338,12 @@ func queryValue(ctx context.Context, dc driver.Conn, q string, args []driver.Nam
 	if err != nil {
 		return nil, err
 	}
-	if b, ok := v[0].([]byte); ok {
-		return string(b), nil
+	for i, x := range v {
+		if b, ok := x.([]byte); ok {
+			v[i] = string(b)
+		}
 	}
-	return v[0], nil
+	return v, nil
 }
 
 // exec is query's twin for statements without rows.

@@ -367,22 +367,18 @@ func (e *exe) runRead(ctx context.Context, p *plan, do work) (*backend, error) {
 			return e.runPrimary(ctx, p, router.ReasonStoredFunction, do)
 		case c.cl.notPrimaryComponent(err):
 			// The Galera node left the Primary component since its last
-			// probe: the read did not run. Elsewhere, and the node is
-			// probed now.
+			// probe: the read did not run, so it moves on whatever the
+			// budget, and the node is probed now.
 			c.cl.mon.Kick()
-			c.cl.mon.Emit(health.Event{Kind: health.ReadRetried, Node: n.name, Err: err})
-			n.retries.Add(1)
-			e.retried = true
-			excl = excl.with(n.index)
-			continue
 		case !out.connectionFailed():
 			return nil, err // the server's answer, or the caller's context
-		}
-		c.cl.mon.Failure(n.index, err)
-		// A read rwshard itself interrupted is retried whatever the
-		// budget: the node is out, and the read had no answer yet.
-		if !errors.Is(err, errInterrupted) && !c.cl.budget.Retry(time.Now()) {
-			return nil, routeErr(n, e.final, e.q, err)
+		default:
+			c.cl.mon.Failure(n.index, err)
+			// A read rwshard itself interrupted is retried whatever the
+			// budget: the node is out, and the read had no answer yet.
+			if !errors.Is(err, errInterrupted) && !c.cl.budget.Retry(time.Now()) {
+				return nil, routeErr(n, e.final, e.q, err)
+			}
 		}
 		c.cl.mon.Emit(health.Event{Kind: health.ReadRetried, Node: n.name, Err: err})
 		n.retries.Add(1)

@@ -96,11 +96,7 @@ func (r *holdRec) finish() {
 	if warned {
 		h.long.Add(-1)
 	}
-	i := 0
-	for i < len(holdBounds) && d > holdBounds[i] {
-		i++
-	}
-	h.buckets[i].Add(1)
+	h.buckets[bucketIn(holdBounds[:], d)].Add(1)
 	h.sum.Add(int64(d))
 }
 
@@ -199,14 +195,7 @@ func (h *holdWatch) close() {
 }
 
 // snapshot is the histogram of hold times.
-func (h *holdWatch) snapshot() Histogram {
-	s := Histogram{Counts: make([]uint64, len(h.buckets)), Sum: time.Duration(h.sum.Load())}
-	for i := range h.buckets {
-		s.Counts[i] = h.buckets[i].Load()
-		s.Count += s.Counts[i]
-	}
-	return s
-}
+func (h *holdWatch) snapshot() Histogram { return snapshotOf(h.buckets[:], &h.sum) }
 
 // add sums o into s (the clusters of a sharded connector).
 func (s *Histogram) add(o Histogram) {

@@ -49,9 +49,13 @@ func (h *histogram) observe(d time.Duration) {
 }
 
 // bucketOf is the index of d's bucket.
-func bucketOf(d time.Duration) int {
+func bucketOf(d time.Duration) int { return bucketIn(latencyBounds[:], d) }
+
+// bucketIn is the index of d's bucket among bounds: the first bound d
+// does not exceed, len(bounds) (the unbounded bucket) past the last.
+func bucketIn(bounds []time.Duration, d time.Duration) int {
 	i := 0
-	for i < len(latencyBounds) && d > latencyBounds[i] {
+	for i < len(bounds) && d > bounds[i] {
 		i++
 	}
 	return i
@@ -94,10 +98,13 @@ type Histogram struct {
 	Count  uint64
 }
 
-func (h *histogram) snapshot() Histogram {
-	s := Histogram{Counts: make([]uint64, len(h.buckets)), Sum: time.Duration(h.sum.Load())}
-	for i := range h.buckets {
-		s.Counts[i] = h.buckets[i].Load()
+func (h *histogram) snapshot() Histogram { return snapshotOf(h.buckets[:], &h.sum) }
+
+// snapshotOf reads a histogram's buckets and sum (nanoseconds).
+func snapshotOf(buckets []atomic.Uint64, sum *atomic.Int64) Histogram {
+	s := Histogram{Counts: make([]uint64, len(buckets)), Sum: time.Duration(sum.Load())}
+	for i := range buckets {
+		s.Counts[i] = buckets[i].Load()
 		s.Count += s.Counts[i]
 	}
 	return s
