@@ -3,6 +3,7 @@ package monitor
 import (
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -141,23 +142,31 @@ func TestGaleraWriterPriorityAndNoFailback(t *testing.T) {
 
 func TestGaleraRecvQueueFencesReadsOnly(t *testing.T) {
 	f := newGalera(t, 0, 1, 2)
-	m := New(names(3), 0, f.probe, Options{Galera: &GaleraOptions{MaxRecvQueue: 10}})
+	clk := newFakeClock()
+	m := New(names(3), 0, f.probe, Options{Now: clk.Now, Galera: &GaleraOptions{MaxRecvQueue: 10}})
 	probeAll(m)
+	emptied := clk.Now()
+	clk.Advance(300 * time.Millisecond)
 	f.wsrep(0, func(w *Wsrep) { w.RecvQueue = 11 })
 	f.wsrep(1, func(w *Wsrep) { w.RecvQueue = 11 })
 	f.wsrep(2, func(w *Wsrep) { w.RecvQueue = 10 })
 	probeAll(m)
 	assert.True(t, m.Node(1).Fenced())
+	_, known := m.Node(1).Lag()
+	assert.False(t, known, "fenced by its queue: lag unknown")
 	assert.False(t, m.Node(2).Fenced(), "at the limit")
-	_, known := m.Node(2).Lag()
-	assert.False(t, known, "a queue to apply: lag unknown")
+	lag, known := m.Node(2).Lag()
+	assert.True(t, known, "a queue to apply: as of the last empty queue")
+	assert.Equal(t, 300*time.Millisecond, lag)
+	asOf, _ := m.Node(2).DataAsOf()
+	assert.True(t, asOf.Equal(emptied), "data as of the last empty queue: %v, want %v", asOf, emptied)
 	i, ok := m.Primary()
 	require.Equal(t, 0, i, "a queue does not move the writer")
 	assert.True(t, ok)
 	f.wsrep(1, func(w *Wsrep) { w.RecvQueue = 0 })
 	probeAll(m)
 	assert.False(t, m.Node(1).Fenced())
-	lag, known := m.Node(1).Lag()
+	lag, known = m.Node(1).Lag()
 	assert.True(t, known)
 	assert.Zero(t, lag)
 }

@@ -533,7 +533,8 @@ func (m *Monitor) probeOnce(i int) {
 // node with more write-sets waiting than MaxRecvQueue is fenced for reads
 // only. Lag is not measured from GTID samples: a Synced node has certified
 // every write-set, and its receive queue says how many it has yet to
-// apply.
+// apply; with write-sets queued, its data is as of the last probe that
+// saw the queue empty.
 func (m *Monitor) galeraReading(i int, sent time.Time, r Reading) {
 	n := m.nodes[i]
 	g := m.opts.Galera
@@ -565,10 +566,17 @@ func (m *Monitor) galeraReading(i int, sent time.Time, r Reading) {
 	if ok && g.MaxRecvQueue > 0 && r.Galera.RecvQueue > g.MaxRecvQueue {
 		ok, why = false, "recv queue "+strconv.FormatInt(r.Galera.RecvQueue, 10)
 	}
-	if ok && r.Galera.RecvQueue == 0 {
+	switch asOf := n.asOf.Load(); {
+	case ok && r.Galera.RecvQueue == 0:
 		n.lag.Store(0)
 		n.asOf.Store(sent.UnixNano())
-	} else {
+	case ok && asOf > 0:
+		// Write-sets wait to be applied: everything certified when the
+		// queue was last seen empty is there, and no more is known. A
+		// read waits on such a node (it has certified what it lacks)
+		// rather than leave it for the writer.
+		n.lag.Store(max(sent.UnixNano()-asOf, 0))
+	default:
 		n.lag.Store(-1)
 		n.asOf.Store(0)
 	}
