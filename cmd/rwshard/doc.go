@@ -7,9 +7,9 @@
 //	rwshard explain [-json] CONFIG "SQL" [ARG...]  # where a statement would run, and why
 //	rwshard fleet [-json] CONFIG                   # programs × rwshard version × rules, with connection counts
 //	rwshard lag [-json] CONFIG [-interval 1s] [-count N]  # live health, lag and reasons
-//	rwshard lab up [-topology rw|sharded]          # start a detached local lab (sharded: and its rules files)
+//	rwshard lab up [-topology rw|sharded|galera]   # start a detached local lab (sharded: and its rules files)
 //	rwshard lab status [-dsn|-rules] | lab down    # inspect it, stop it
-//	rwshard lab fault KIND [NODE [SECONDS]]        # kill, restart, pause, lag, switchover a node, or blackhole
+//	rwshard lab fault KIND [NODE [SECONDS]]        # kill, restart, pause, lag, switchover, desync a node…
 //	rwshard version [-json]                        # module version, VCS revision, Go version
 //
 // CONFIG is an rwshard DSN or a file whose first line that is neither blank

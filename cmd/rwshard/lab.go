@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -26,7 +27,7 @@ func labCommand() *command {
 		summary: `Runs a local MariaDB replication lab on 127.0.0.1 (real GTID
 replication, the application user without SUPER, as in production):
 
-  lab up [-topology rw|sharded] [-dir D] [-state FILE]
+  lab up [-topology rw|sharded|galera] [-dir D] [-state FILE]
         start the servers, detached from this process, record them in the
         state file and print a ready-to-use DSN; sharded: also write
         sharding rules files for the lab (rwshard's and ShardingSphere-
@@ -37,8 +38,9 @@ replication, the application user without SUPER, as in production):
   lab fault [-state FILE] KIND [NODE [SECONDS]]
         inject a fault into the recorded lab: lag, stop-replication,
         start-replication, kill, restart, pause, resume, switchover (of a
-        node) or blackhole (a listener that never answers), to rehearse a
-        failure with your program running against the lab
+        node), desync, resync, isolate, rejoin (of a Galera node) or
+        blackhole (a listener that never answers), to rehearse a failure
+        with your program running against the lab
   lab down [-state FILE] [-reap DIR]
         stop the recorded lab (nothing else), remove its directory (with
         the rules files) and the state file; -reap DIR: also kill leftover
@@ -82,10 +84,12 @@ t_order and t_order_item bound, in ds_${0..1}.t_…_${0..1} by user_id then
 order_id (MOD), order_id from a snowflake generator, t_dict broadcast,
 every other table in ds_0. lab up creates these tables on both data
 sources; use the rules with "rwshard check FILE" or the DSN
-"/?rwshard.rulesFile=FILE" (FILE URL-escaped), as lab up prints.`,
+"/?rwshard.rulesFile=FILE" (FILE URL-escaped), as lab up prints.
+Topology galera: node1, node2, node3, a Galera cluster (Debian's galera-4
+package), and a DSN with rwshard.topology=galera.`,
 		interspersed: true,
 		flags: func(fs *flag.FlagSet) func(context.Context, *env, []string) int {
-			topology := fs.String("topology", "rw", "rw or sharded")
+			topology := fs.String("topology", "rw", "rw, sharded or galera")
 			dir := fs.String("dir", "", "parent of the lab directory (default the temp directory)")
 			state := fs.String("state", defaultStatePath(), "state file to write")
 			return func(ctx context.Context, e *env, args []string) int {
@@ -98,8 +102,10 @@ sources; use the rules with "rwshard check FILE" or the DSN
 					opts = lab.RW()
 				case "sharded":
 					opts = lab.Sharded()
+				case "galera":
+					opts = lab.Galera()
 				default:
-					return e.usageError("-topology %q: want rw or sharded", *topology)
+					return e.usageError("-topology %q: want rw, sharded or galera", *topology)
 				}
 				return labUp(ctx, e, opts, *dir, *state)
 			}
@@ -288,23 +294,43 @@ type groupDSN struct {
 }
 
 // groupDSNs returns one DSN per group as the application user, the
-// group's primary first.
+// group's primary first; a Galera cluster's nodes in their order, with
+// the topology and the lab's node names.
 func groupDSNs(s *lab.State) []groupDSN {
 	var out []groupDSN
 	for _, g := range s.Groups() {
-		var hosts []string
-		if p := s.Primary(g); p != nil {
-			hosts = append(hosts, "tcp("+p.Addr()+")")
-		}
+		var nodes []lab.NodeState
 		for _, n := range s.Nodes {
-			if n.Group == g && !n.Primary {
-				hosts = append(hosts, "tcp("+n.Addr()+")")
+			if n.Group == g {
+				nodes = append(nodes, n)
 			}
 		}
-		out = append(out, groupDSN{group: g, dsn: fmt.Sprintf("%s:%s@%s/%s",
-			lab.AppUser, lab.AppPassword, strings.Join(hosts, ","), lab.AppDatabase)})
+		galera := nodes[0].Galera != nil
+		if !galera {
+			slices.SortStableFunc(nodes, func(a, b lab.NodeState) int { return boolOrder(b.Primary, a.Primary) })
+		}
+		var hosts, names []string
+		for _, n := range nodes {
+			hosts, names = append(hosts, "tcp("+n.Addr()+")"), append(names, n.Name)
+		}
+		dsn := fmt.Sprintf("%s:%s@%s/%s", lab.AppUser, lab.AppPassword, strings.Join(hosts, ","), lab.AppDatabase)
+		if galera {
+			dsn += "?rwshard.topology=galera&rwshard.names=" + strings.Join(names, ",")
+		}
+		out = append(out, groupDSN{group: g, dsn: dsn})
 	}
 	return out
+}
+
+// boolOrder orders false before true.
+func boolOrder(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
 }
 
 // printLab writes the lab's nodes as a table, then its DSNs.
@@ -317,7 +343,10 @@ func printLab(w io.Writer, s *lab.State, withAlive bool) {
 	fmt.Fprintln(tw, head)
 	for _, n := range s.Nodes {
 		role := "replica"
-		if n.Primary {
+		switch {
+		case n.Galera != nil:
+			role = "galera" // every node writable; rwshard chooses the writer
+		case n.Primary:
 			role = "primary"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%d", n.Name, n.Group, role, n.ServerID, n.Addr(), n.PID)

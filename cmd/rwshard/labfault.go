@@ -24,7 +24,8 @@ import (
 type faultKind struct {
 	name    string
 	args    string // what follows KIND: "NODE", "NODE SECONDS" or ""
-	replica bool   // NODE must be one of its group's replicas now
+	replica bool   // NODE must be one of its group's replicas now (not a Galera node)
+	galera  bool   // NODE must be a Galera node
 	running bool   // NODE must be running (restart: must not be)
 	saves   bool   // the fault changes the state file's pids or primaries
 	run     func(ctx context.Context, l *lab.Lab, n *lab.Node, delay time.Duration) (string, error)
@@ -33,6 +34,22 @@ type faultKind struct {
 // faultKinds are lab fault's kinds, in the order help lists them.
 func faultKinds(statePath string) []faultKind {
 	again := func(kind, node string) string { return faultCommandLine(statePath, kind, node) }
+	// switched is a Galera fault that sets a node's state on or off
+	// (set), and says what the node is then (is) and which kind undoes
+	// it ("" none).
+	switched := func(name string, set func(*lab.Lab, context.Context, *lab.Node, bool) error, on bool, is, undo string) faultKind {
+		return faultKind{name: name, args: "NODE", galera: true, running: true,
+			run: func(ctx context.Context, l *lab.Lab, n *lab.Node, _ time.Duration) (string, error) {
+				if err := set(l, ctx, n, on); err != nil {
+					return "", err
+				}
+				msg := n.Name + " " + is
+				if undo != "" {
+					msg += "; undo it with: " + again(undo, n.Name)
+				}
+				return msg, nil
+			}}
+	}
 	return []faultKind{
 		{name: "lag", args: "NODE SECONDS", replica: true, running: true,
 			run: func(ctx context.Context, l *lab.Lab, n *lab.Node, d time.Duration) (string, error) {
@@ -76,7 +93,10 @@ func faultKinds(statePath string) []faultKind {
 					return "", err
 				}
 				msg := fmt.Sprintf("restarted %s (pid %d) on %s with its data", n.Name, nodePID(l, n), n.Addr())
-				if isReplica(l, n) {
+				switch {
+				case n.Galera():
+					msg += "; it joined the cluster again and is Synced"
+				case isReplica(l, n):
 					msg += "; it resumes replication by itself"
 				}
 				return msg, nil
@@ -105,6 +125,12 @@ func faultKinds(statePath string) []faultKind {
 				return fmt.Sprintf("%s is the primary of %s; %s is read-only and replicates from it, as do the "+
 					"other replicas", n.Name, n.Group, old.Name), nil
 			}},
+		switched("desync", (*lab.Lab).Desync, true, "is desynced (wsrep_desync=ON, as before a backup): it "+
+			"leaves flow control and serves no reads or writes through rwshard", "resync"),
+		switched("resync", (*lab.Lab).Desync, false, "is Synced again (wsrep_desync=OFF)", ""),
+		switched("isolate", (*lab.Lab).Isolate, true, "is cut off from the cluster (gmcast.isolate=1): it is "+
+			"non-Primary and answers queries with error 1047, the others go on", "rejoin"),
+		switched("rejoin", (*lab.Lab).Isolate, false, "joined the cluster again and is Synced", ""),
 		{name: "blackhole"},
 	}
 }
@@ -116,7 +142,7 @@ func labFaultCommand() *command {
 		summary: `Injects one fault into the lab recorded in the state file (lab up), to
 rehearse a failure with a program running against the lab. NODE is a name
 as lab status prints it (primary, replica1, …; ds_0-primary, … in a
-sharded lab). KIND is one of:
+sharded lab; node1, … in a Galera lab). KIND is one of:
 
   lag NODE SECONDS        delay a replica's applier (MASTER_DELAY); 0 removes
                           the delay. Seconds_Behind_Master can still read 0
@@ -131,6 +157,11 @@ sharded lab). KIND is one of:
   switchover NODE         make the replica NODE the primary of its group: the
                           old primary goes read-only and replicates from it,
                           and so do the other replicas
+  desync NODE             Galera: set wsrep_desync on NODE, as before a backup
+  resync NODE             Galera: clear it and wait until NODE is Synced
+  isolate NODE            Galera: cut NODE off from the cluster; it answers
+                          error 1047 while the others go on
+  rejoin NODE             Galera: let it join again and wait until Synced
   blackhole               listen on 127.0.0.1, accept TCP connections and
                           never answer; prints the address to use as a host
                           in a DSN and runs until interrupted, or for -for
@@ -214,6 +245,13 @@ func labFault(ctx context.Context, e *env, statePath string, dur time.Duration, 
 	if ns == nil {
 		return e.usageError("%s: no node %s in the lab at %s; nodes: %s",
 			k.name, shownArg(name), s.Dir, strings.Join(nodeNames(s.Nodes, nil), ", "))
+	}
+	galera := ns.Galera != nil
+	switch {
+	case k.galera && !galera:
+		return e.usageError("%s: %s is not a Galera node; %s applies to a Galera lab (lab up -topology galera)", k.name, name, k.name)
+	case k.replica && galera:
+		return e.usageError("%s: %s is a Galera node; %s applies to a replica of a primary (lab up -topology rw)", k.name, name, k.name)
 	}
 	if k.replica && ns.Primary {
 		replicas := nodeNames(s.Nodes, func(n lab.NodeState) bool { return n.Group == ns.Group && !n.Primary })

@@ -223,6 +223,7 @@ func TestLabFaultUsage(t *testing.T) {
 	s := lab.State{Dir: filepath.Join(t.TempDir(), lab.DirPrefix+"gone"), Nodes: []lab.NodeState{
 		{Name: "primary", Group: "ds_0", Primary: true, ServerID: 1, Port: 1},
 		{Name: "replica1", Group: "ds_0", ServerID: 2, Port: 2},
+		{Name: "node1", Group: "galera", Primary: true, ServerID: 3, Port: 3, Galera: &lab.GaleraState{GcommPort: 4}},
 	}}
 	b, err := json.Marshal(s)
 	require.NoError(t, err)
@@ -232,17 +233,20 @@ func TestLabFaultUsage(t *testing.T) {
 		args []string
 		msg  string
 	}{
-		{nil, "lab fault: want a fault KIND: lag, stop-replication, start-replication, kill, restart, pause, resume, switchover, blackhole"},
+		{nil, "lab fault: want a fault KIND: lag, stop-replication, start-replication, kill, restart, pause, resume, switchover, desync, resync, isolate, rejoin, blackhole"},
 		{[]string{"explode", "primary"}, `lab fault: unknown fault "explode": want lag, stop-replication,`},
-		{[]string{"kill"}, "lab fault: kill: want NODE, got 0 arguments; nodes: primary, replica1"},
-		{[]string{"kill", "replica1", "now"}, "lab fault: kill: want NODE, got 2 arguments; nodes: primary, replica1"},
-		{[]string{"kill", "replica9"}, `lab fault: kill: no node "replica9" in the lab at ` + s.Dir + "; nodes: primary, replica1"},
+		{[]string{"kill"}, "lab fault: kill: want NODE, got 0 arguments; nodes: primary, replica1, node1"},
+		{[]string{"kill", "replica1", "now"}, "lab fault: kill: want NODE, got 2 arguments; nodes: primary, replica1, node1"},
+		{[]string{"kill", "replica9"}, `lab fault: kill: no node "replica9" in the lab at ` + s.Dir + "; nodes: primary, replica1, node1"},
 		{[]string{"lag", "replica1"}, "lab fault: lag: want NODE SECONDS, got 1 argument"},
 		{[]string{"lag", "replica1", "soon"}, `lab fault: lag replica1: SECONDS "soon": want a whole number of seconds >= 0`},
 		{[]string{"lag", "replica1", "1.5s"}, `lab fault: lag replica1: SECONDS "1.5s": want a whole number of seconds >= 0`},
 		{[]string{"lag", "primary", "3"}, "lab fault: lag: primary is the primary of ds_0; lag applies to a replica: replica1"},
 		{[]string{"stop-replication", "primary"}, "stop-replication applies to a replica: replica1"},
 		{[]string{"switchover", "primary"}, "lab fault: switchover: primary is already the primary of ds_0; choose one of its replicas: replica1"},
+		{[]string{"desync", "replica1"}, "lab fault: desync: replica1 is not a Galera node; desync applies to a Galera lab (lab up -topology galera)"},
+		{[]string{"switchover", "node1"}, "lab fault: switchover: node1 is a Galera node; switchover applies to a replica of a primary (lab up -topology rw)"},
+		{[]string{"lag", "node1", "2"}, "lab fault: lag: node1 is a Galera node; lag applies to a replica of a primary"},
 		{[]string{"blackhole", "replica1"}, "lab fault: blackhole takes no NODE or other argument, got 1 argument"},
 		{[]string{"kill", "app:Pw-1@tcp(127.0.0.1:3306)/app"}, "lab fault: kill: no node (an argument with @, not shown) in the lab"},
 		{[]string{"app:Pw-1@tcp(127.0.0.1:3306)/app"}, "lab fault: unknown fault (an argument with @, not shown): want lag,"},
@@ -438,4 +442,90 @@ func TestLabFaultRehearsal(t *testing.T) {
 	t.Logf("%d reads, %d failed; served: %v; retries %d, refused %d; node-down %d, node-up %d",
 		reads.Load(), failures.Load(), served, st.Retries, st.RetriesRefused, st.Events["node-down"], st.Events["node-up"])
 	assert.Zero(t, failures.Load(), "reads failed across the kill")
+}
+
+// A Galera lab from lab up: one DSN that rwshard serves over the
+// cluster, and the Galera faults (and kill and restart) from this process,
+// which did not start the servers.
+func TestLabGalera(t *testing.T) {
+	needMariaDB(t)
+	if _, err := os.Stat(lab.GaleraProvider); err != nil {
+		if labtest.Required() {
+			t.Fatal(lab.ErrNoGalera)
+		}
+		t.Skip(lab.ErrNoGalera)
+	}
+	parent, state := t.TempDir(), filepath.Join(t.TempDir(), "state.json")
+	stopOnFailure(t, state)
+	t.Cleanup(func() { cli(t, "lab", "down", "-state", state) })
+	r := cli(t, "lab", "up", "-topology", "galera", "-dir", parent, "-state", state)
+	require.Equal(t, exitOK, r.code, r)
+	s, err := lab.Load(state)
+	require.NoError(t, err)
+	require.Len(t, s.Nodes, 3)
+	var addrs []string
+	for _, n := range s.Nodes {
+		assert.Regexp(t, row(n.Name, "galera", "galera"), r.stdout)
+		require.NotNil(t, n.Galera, n.Name)
+		addrs = append(addrs, n.Addr())
+	}
+	dsn := hostsDSN(lab.AppPassword, addrs, "rwshard.topology=galera&rwshard.names=node1,node2,node3")
+	assert.Contains(t, r.stdout, "  "+dsn+"\n")
+
+	// The DSN serves: a write, then reads that see it, on the nodes.
+	db, err := sql.Open("rwshard", dsn)
+	require.NoError(t, err)
+	defer db.Close()
+	ctx := labtest.Ctx(t, 3*time.Minute)
+	_, err = db.ExecContext(ctx, "CREATE TABLE glab (id INT PRIMARY KEY)")
+	require.NoError(t, err)
+	_, err = db.ExecContext(ctx, "INSERT INTO glab VALUES (1)")
+	require.NoError(t, err)
+	var n int
+	require.NoError(t, db.QueryRowContext(ctx, "SELECT COUNT(*) FROM glab").Scan(&n))
+	assert.Equal(t, 1, n)
+
+	fault := func(args ...string) result {
+		return cli(t, append(append([]string{"lab", "fault"}, args...), "-state", state)...)
+	}
+	wsrep := func(name string) lab.WsrepState {
+		t.Helper()
+		l, err := lab.Attach(s)
+		require.NoError(t, err)
+		defer l.Release()
+		w, err := l.Node(name).Wsrep(ctx)
+		require.NoError(t, err)
+		return w
+	}
+	r = fault("desync", "node2")
+	require.Equal(t, exitOK, r.code, r)
+	assert.True(t, wsrep("node2").Desync)
+	r = fault("resync", "node2")
+	require.Equal(t, exitOK, r.code, r)
+	assert.Equal(t, 4, wsrep("node2").LocalState, "Synced")
+
+	r = fault("isolate", "node3")
+	require.Equal(t, exitOK, r.code, r)
+	assert.NotEqual(t, "Primary", wsrep("node3").ClusterStatus)
+	r = fault("rejoin", "node3")
+	require.Equal(t, exitOK, r.code, r)
+	assert.Equal(t, "Primary", wsrep("node3").ClusterStatus)
+
+	// A restart from here joins the cluster with the ports the state file
+	// keeps, and catches up on what was written meanwhile.
+	r = fault("kill", "node3")
+	require.Equal(t, exitOK, r.code, r)
+	_, err = db.ExecContext(ctx, "INSERT INTO glab VALUES (2)")
+	require.NoError(t, err)
+	r = fault("restart", "node3")
+	require.Equal(t, exitOK, r.code, r)
+	assert.Contains(t, r.stdout, "joined the cluster again and is Synced")
+	s, err = lab.Load(state)
+	require.NoError(t, err)
+	require.NoError(t, nodeDB(t, s.Nodes[2].Addr(), "").QueryRowContext(ctx, "SELECT COUNT(*) FROM glab").Scan(&n))
+	assert.Equal(t, 2, n, "node3 caught up")
+
+	r = cli(t, "lab", "down", "-state", state)
+	require.Equal(t, exitOK, r.code, r)
+	assert.Contains(t, r.stdout, "killed 3 servers")
 }

@@ -164,7 +164,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"check", "-timeout", "app:Pw-In-Flag-1@tcp(10.0.0.1:3306)/app", "x"}, "rwshard: check: invalid value for flag -timeout: parse error", 3},
 		{[]string{"lab"}, "rwshard: lab: want a subcommand: up, status, down or fault", 3},
 		{[]string{"lab", "sideways"}, `rwshard: lab: unknown subcommand "sideways": want up, status, down or fault`, 3},
-		{[]string{"lab", "up", "-topology", "star"}, `rwshard: lab up: -topology "star": want rw or sharded`, 3},
+		{[]string{"lab", "up", "-topology", "star"}, `rwshard: lab up: -topology "star": want rw, sharded or galera`, 3},
 		{[]string{"lab", "status", "extra"}, `rwshard: lab status: unexpected arguments ["extra"]`, 3},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {

@@ -231,6 +231,9 @@ func openUp(dir string) error {
 	})
 }
 
+// Galera reports a node of a Galera cluster.
+func (n *Node) Galera() bool { return n.galera != nil }
+
 // WsrepState is a node's Galera state as its status variables say.
 type WsrepState struct {
 	Ready         bool   // wsrep_ready

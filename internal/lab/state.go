@@ -35,6 +35,18 @@ type NodeState struct {
 	Port     int    `json:"port"`
 	Dir      string `json:"dir"` // data directory
 	PID      int    `json:"pid"` // 0: not running when saved
+	// Galera is set for a node of a Galera cluster: its group
+	// communication and state transfer ports, and the cluster address it
+	// joins, which a restart from another process needs.
+	Galera *GaleraState `json:"galera,omitempty"`
+}
+
+// GaleraState is what a saved Galera node has beyond a plain one.
+type GaleraState struct {
+	GcommPort int    `json:"gcomm_port"`
+	ISTPort   int    `json:"ist_port"`
+	SSTPort   int    `json:"sst_port"`
+	Peers     string `json:"peers"` // gcomm:// address of every node
 }
 
 // Addr is the node's TCP address, host:port.
@@ -75,8 +87,14 @@ func (l *Lab) State() State {
 	for _, g := range l.Groups {
 		p := g.Primary()
 		for _, n := range g.Nodes {
-			s.Nodes = append(s.Nodes, NodeState{Name: n.Name, Group: n.Group, Primary: n == p,
-				ServerID: n.ServerID, Port: n.Port, Dir: n.Dir, PID: n.pid()})
+			ns := NodeState{Name: n.Name, Group: n.Group, Primary: n == p,
+				ServerID: n.ServerID, Port: n.Port, Dir: n.Dir, PID: n.pid()}
+			if g := n.galera; g != nil {
+				g.mu.Lock()
+				ns.Galera = &GaleraState{GcommPort: g.gcommPort, ISTPort: g.istPort, SSTPort: g.sstPort, Peers: g.peers}
+				g.mu.Unlock()
+			}
+			s.Nodes = append(s.Nodes, ns)
 		}
 	}
 	return s
@@ -98,7 +116,11 @@ func Attach(s *State) (*Lab, error) {
 				continue
 			}
 			n := &Node{Name: ns.Name, Group: ns.Group, ServerID: ns.ServerID, Port: ns.Port,
-				Dir: ns.Dir, detach: true, readOnly: !ns.Primary}
+				Dir: ns.Dir, detach: true, readOnly: !ns.Primary && ns.Galera == nil}
+			if gs := ns.Galera; gs != nil {
+				n.galera = &galeraNode{gcommPort: gs.GcommPort, istPort: gs.ISTPort, sstPort: gs.SSTPort,
+					peers: gs.Peers, binDir: s.Dir}
+			}
 			if ns.Alive() {
 				p, err := findProcess(ns.PID)
 				if err != nil {
