@@ -840,3 +840,61 @@ func TestGaleraMaxWriters(t *testing.T) {
 	seen := readsReach(t, ctx, l, db, []string{third})
 	assert.Zero(t, seen[first.Name]+seen[second.Name], "no read on the writers: %v", seen)
 }
+
+// TestGaleraRecvQueueFence: a reader whose applier falls behind, its
+// receive queue over rwshard.galeraMaxRecvQueue while it stays Synced,
+// gets no reads until it has applied the queue. Without the limit it
+// serves, with a known lag that grows from the last time its queue was
+// empty.
+func TestGaleraRecvQueueFence(t *testing.T) {
+	l := galeraLab.Get(t)
+	ctx := labtest.Ctx(t, 2*time.Minute)
+	setupGalera(t, ctx, l, "DROP TABLE IF EXISTS gqueue", "CREATE TABLE gqueue (id INT AUTO_INCREMENT PRIMARY KEY, sid INT)")
+	fenced := openGalera(t, l, "rwshard.galeraMaxRecvQueue=2&rwshard.consistency=eventual")
+	plain := openGalera(t, l, "")
+	w := lowestIndex(t, ctx, l)
+	assert.Equal(t, w.Name, writtenOn(t, ctx, l, fenced, "gqueue"))
+	assert.Equal(t, w.Name, writtenOn(t, ctx, l, plain, "gqueue"))
+	var others []string
+	for _, n := range l.Nodes() {
+		if n != w {
+			others = append(others, n.Name)
+		}
+	}
+	r, other := others[0], others[1]
+	require.Eventually(t, func() bool { s := nodeStats(t, plain, r); return s.LagKnown && s.Lag == 0 },
+		10*time.Second, 20*time.Millisecond, "the reader's queue seen empty")
+
+	release, err := l.StallApply(ctx, l.Node(r), lab.AppDatabase+".gqueue")
+	require.NoError(t, err)
+	released := false
+	t.Cleanup(func() {
+		if !released {
+			_ = release()
+		}
+	})
+	for range 4 {
+		_, err := fenced.ExecContext(ctx, "INSERT INTO gqueue (sid) VALUES (@@port)")
+		require.NoError(t, err)
+	}
+	require.Eventually(t, func() bool {
+		ws, err := l.Node(r).Wsrep(ctx)
+		return err == nil && ws.RecvQueue > 2 && ws.LocalState == 4 && !ws.Desync
+	}, 10*time.Second, 20*time.Millisecond, "write-sets queue on the stalled reader, which stays Synced")
+
+	require.Eventually(t, func() bool { return nodeStats(t, fenced, r).Fenced }, 10*time.Second, 20*time.Millisecond)
+	assert.True(t, nodeStats(t, fenced, r).Up, "fenced for reads, not down")
+	assert.Equal(t, map[string]int{other: 40}, readsOn(t, ctx, l, fenced, 40), "reads on the reader that keeps up")
+	require.Eventually(t, func() bool {
+		s := nodeStats(t, plain, r)
+		return s.LagKnown && s.Lag >= 300*time.Millisecond && !s.Fenced
+	}, 10*time.Second, 20*time.Millisecond, "no limit: serving, lag since the queue was last empty")
+
+	released = true
+	require.NoError(t, release())
+	require.Eventually(t, func() bool { return !nodeStats(t, fenced, r).Fenced }, 10*time.Second, 20*time.Millisecond)
+	assert.Positive(t, readsReach(t, ctx, l, fenced, others)[r], "reads on the reader again")
+	assert.Equal(t, 6, galeraRows(t, ctx, l.Node(r), "SELECT COUNT(*) FROM gqueue"), "the reader applied the queue")
+	require.Eventually(t, func() bool { s := nodeStats(t, plain, r); return s.LagKnown && s.Lag == 0 },
+		10*time.Second, 20*time.Millisecond, "lag 0 once the queue is empty")
+}

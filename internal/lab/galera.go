@@ -241,6 +241,7 @@ type WsrepState struct {
 	ClusterStatus string // wsrep_cluster_status: Primary, non-Primary, Disconnected
 	ClusterSize   int    // wsrep_cluster_size
 	LocalIndex    int    // wsrep_local_index
+	RecvQueue     int    // wsrep_local_recv_queue: write-sets waiting to be applied
 	Desync        bool   // @@wsrep_desync
 }
 
@@ -248,7 +249,8 @@ type WsrepState struct {
 func (n *Node) Wsrep(ctx context.Context) (WsrepState, error) {
 	var s WsrepState
 	rows, err := n.Admin().QueryContext(ctx, "SHOW GLOBAL STATUS WHERE Variable_name IN "+
-		"('wsrep_ready', 'wsrep_local_state', 'wsrep_cluster_status', 'wsrep_cluster_size', 'wsrep_local_index')")
+		"('wsrep_ready', 'wsrep_local_state', 'wsrep_cluster_status', 'wsrep_cluster_size', 'wsrep_local_index', "+
+		"'wsrep_local_recv_queue')")
 	if err != nil {
 		return s, fmt.Errorf("lab: %s wsrep status: %w", n.Name, err)
 	}
@@ -269,6 +271,8 @@ func (n *Node) Wsrep(ctx context.Context) (WsrepState, error) {
 			s.ClusterSize, _ = strconv.Atoi(v)
 		case "wsrep_local_index":
 			s.LocalIndex, _ = strconv.Atoi(v)
+		case "wsrep_local_recv_queue":
+			s.RecvQueue, _ = strconv.Atoi(v)
 		}
 	}
 	if err := rows.Err(); err != nil {
@@ -322,6 +326,27 @@ func (l *Lab) Desync(ctx context.Context, n *Node, on bool) error {
 		return nil
 	}
 	return l.WaitSynced(ctx, n, 30*time.Second)
+}
+
+// StallApply holds n's applier at the first write-set that writes table
+// (FLUSH TABLES table WITH READ LOCK on a connection of its own): the
+// write-sets after it queue (wsrep_local_recv_queue grows) while n stays
+// Synced and not desynced, as a node whose disk cannot keep up. release
+// lets it apply them.
+func (l *Lab) StallApply(ctx context.Context, n *Node, table string) (release func() error, err error) {
+	c, err := n.Admin().Conn(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("lab: %s: %w", n.Name, err)
+	}
+	if _, err := c.ExecContext(ctx, "FLUSH TABLES "+table+" WITH READ LOCK"); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("lab: %s: stall apply on %s: %w", n.Name, table, err)
+	}
+	return func() error {
+		defer c.Close()
+		_, err := c.ExecContext(context.Background(), "UNLOCK TABLES")
+		return err
+	}, nil
 }
 
 // Isolate cuts n off from the cluster's group communication
