@@ -100,10 +100,17 @@ func routesOf(t testing.TB, db *sql.DB) map[string]uint64 {
 // readsOn runs n plain reads through db and counts where they ran.
 func readsOn(t testing.TB, ctx context.Context, l *lab.Lab, db *sql.DB, n int) map[string]int {
 	t.Helper()
+	return readsOf(t, ctx, l, db, "SELECT @@port", n)
+}
+
+// readsOf runs the read q, which returns @@port, n times through db and
+// counts where it ran.
+func readsOf(t testing.TB, ctx context.Context, l *lab.Lab, db *sql.DB, q string, n int) map[string]int {
+	t.Helper()
 	seen := map[string]int{}
 	for range n {
 		var port int64
-		require.NoError(t, db.QueryRowContext(ctx, "SELECT @@port").Scan(&port))
+		require.NoError(t, db.QueryRowContext(ctx, q).Scan(&port), q)
 		seen[nodeByPort(l, port)]++
 	}
 	return seen
@@ -779,13 +786,7 @@ func TestGaleraDonorGetsNoReads(t *testing.T) {
 	require.Eventually(t, func() bool { return nodeStats(t, strict, donor.Name).Fenced }, 10*time.Second, 20*time.Millisecond)
 	require.Eventually(t, func() bool { return !nodeStats(t, allowed, joiner.Name).Up }, 10*time.Second, 20*time.Millisecond)
 	tableReads := func(db *sql.DB, n int) map[string]int {
-		seen := map[string]int{}
-		for range n {
-			var port int64
-			require.NoError(t, db.QueryRowContext(ctx, "SELECT @@port FROM gdonor WHERE id = 1").Scan(&port))
-			seen[nodeByPort(l, port)]++
-		}
-		return seen
+		return readsOf(t, ctx, l, db, "SELECT @@port FROM gdonor WHERE id = 1", n)
 	}
 	seen := tableReads(strict, 30)
 	assert.Zero(t, seen[donor.Name], "no read on the donor: %v", seen)

@@ -85,14 +85,7 @@ func TestIdleConnectionsCloseBeforeWaitTimeout(t *testing.T) {
 	timedOutBefore := timedOut()
 	before := aborted()
 
-	var logs syncBuffer
-	cfg, err := rwshard.ParseDSN(labDSN(l, ""))
-	require.NoError(t, err)
-	cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
-	cn, err := rwshard.NewConnector(cfg)
-	require.NoError(t, err)
-	db := sql.OpenDB(cn)
-	defer db.Close()
+	cn, db, logs := loggedDB(t, labDSN(l, ""))
 	// A logical connection idle in database/sql's pool keeps the primary
 	// connection it last used, as a go-sql-driver connection would be
 	// kept (docs/performance.md): database/sql's own idle limit bounds it.
@@ -180,14 +173,7 @@ func TestIdleConnectionsCloseBeforeWaitTimeout(t *testing.T) {
 func TestIdlePoolConnectionsClosedByServerAreNotUsed(t *testing.T) {
 	l := rwLab.Get(t)
 	ctx := labtest.Ctx(t, time.Minute)
-	var logs syncBuffer
-	cfg, err := rwshard.ParseDSN(labDSN(l, "rwshard.driverLog=slog"))
-	require.NoError(t, err)
-	cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
-	cn, err := rwshard.NewConnector(cfg)
-	require.NoError(t, err)
-	db := sql.OpenDB(cn)
-	defer db.Close()
+	cn, db, logs := loggedDB(t, labDSN(l, "rwshard.driverLog=slog"))
 	db.SetMaxIdleConns(0) // every logical connection gives its backend connection back to the pool
 	require.NoError(t, cn.Ready(ctx))
 
@@ -195,6 +181,7 @@ func TestIdlePoolConnectionsClosedByServerAreNotUsed(t *testing.T) {
 	txs := make([]*sql.Tx, n)
 	ids := make([]int64, n)
 	for i := range txs {
+		var err error
 		txs[i], err = db.BeginTx(ctx, nil)
 		require.NoError(t, err)
 		require.NoError(t, txs[i].QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&ids[i]))
@@ -240,4 +227,19 @@ func TestIdlePoolConnectionsClosedByServerAreNotUsed(t *testing.T) {
 	t.Logf("%d idle connections killed; %d found dead at checkout and dropped; %d of %d transactions failed", n, dropped, failed.Load(), n*10)
 	assert.Zero(t, failed.Load())
 	assert.Positive(t, dropped, "the killed connections were met at checkout:\n%s", logs.String())
+}
+
+// loggedDB opens dsn with rwshard's log in logs, closed when the test
+// ends.
+func loggedDB(t testing.TB, dsn string) (*rwshard.Connector, *sql.DB, *syncBuffer) {
+	t.Helper()
+	logs := &syncBuffer{}
+	cfg, err := rwshard.ParseDSN(dsn)
+	require.NoError(t, err)
+	cfg.Logger = slog.New(slog.NewTextHandler(logs, nil))
+	cn, err := rwshard.NewConnector(cfg)
+	require.NoError(t, err)
+	db := sql.OpenDB(cn)
+	t.Cleanup(func() { db.Close() })
+	return cn, db, logs
 }

@@ -94,6 +94,12 @@ func (sc *conn) nodeColumns(ctx context.Context, st *state, n DataNode) ([]strin
 		return nil, err
 	}
 	defer rows.Close()
+	return textColumn(rows, "COLUMN_NAME")
+}
+
+// textColumn reads the first column of every row of rows as text; name
+// says which column in an error about a value that is not text.
+func textColumn(rows driver.Rows, name string) ([]string, error) {
 	var out []string
 	dest := make([]driver.Value, 1)
 	for {
@@ -108,7 +114,7 @@ func (sc *conn) nodeColumns(ctx context.Context, st *state, n DataNode) ([]strin
 		case string:
 			out = append(out, v)
 		default:
-			return nil, fmt.Errorf("COLUMN_NAME of type %T", dest[0])
+			return nil, fmt.Errorf("%s of type %T", name, dest[0])
 		}
 	}
 }

@@ -400,27 +400,17 @@ func oldDecisions(ctx context.Context, cn driver.Conn, age time.Duration) ([]str
 		return nil, err
 	}
 	defer rows.Close()
-	var out []string
-	dest := make([]driver.Value, 1)
-	for {
-		switch err := rows.Next(dest); err {
-		case nil:
-			var gt string
-			switch v := dest[0].(type) {
-			case []byte:
-				gt = string(v)
-			case string:
-				gt = v
-			}
-			if _, ok := parseGTRID(gt); ok { // only what needs no quoting
-				out = append(out, gt)
-			}
-		case io.EOF:
-			return out, nil
-		default:
-			return nil, err
+	all, err := textColumn(rows, "gtrid")
+	if err != nil {
+		return nil, err
+	}
+	out := all[:0]
+	for _, gt := range all {
+		if _, ok := parseGTRID(gt); ok { // only what needs no quoting
+			out = append(out, gt)
 		}
 	}
+	return out, nil
 }
 
 // execOn runs q on a logical connection of a data source.

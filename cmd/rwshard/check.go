@@ -78,21 +78,14 @@ its recovery should have resolved, and every other transaction
 manager's; each is a problem. The exit status is the same.`,
 		interspersed: true,
 		flags: func(fs *flag.FlagSet) func(context.Context, *env, []string) int {
-			timeout := fs.Duration("timeout", 5*time.Second, "bound on the statements run on each node once connected")
+			conn := addReportFlags(fs, "print the report as one JSON document")
 			xaAge := fs.Duration("xa-age", time.Minute, "with a rules file: report XA branches prepared longer than this")
-			conn := addConnFlags(fs, "print the report as one JSON document")
 			return func(ctx context.Context, e *env, args []string) int {
-				if len(args) != 1 {
-					return e.usageError("want one CONFIG or DSN, got %d arguments", len(args))
+				cfg, code := conn.args(e, "check", args)
+				if cfg == nil {
+					return code
 				}
-				if *timeout <= 0 {
-					return e.usageError("-timeout must be > 0")
-				}
-				cfg, err := conn.config(args[0])
-				if err != nil {
-					e.errorf("check: %s", errText(nil, err))
-					return exitProblem
-				}
+				var err error
 				groups := map[string]*rwshard.Config{"": cfg}
 				var placed map[string][]*placedTable
 				var rc *rulesCheck
@@ -135,9 +128,9 @@ manager's; each is a problem. The exit status is the same.`,
 						fmt.Fprintf(e.stdout, "data source %s\n", name)
 					}
 					begin := time.Now()
-					rep := checkCluster(ctx, groups[name], *timeout)
+					rep := checkCluster(ctx, groups[name], *conn.timeout)
 					if placed != nil {
-						rep.checkDataNodes(ctx, name, placed[name], *timeout)
+						rep.checkDataNodes(ctx, name, placed[name], *conn.timeout)
 					}
 					rep.took = time.Since(begin)
 					if *conn.json {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/rwshard/rwshard"
 )
@@ -41,6 +42,38 @@ func (f *connFlags) config(arg string) (*rwshard.Config, error) {
 		return nil, err
 	}
 	return cfg, nil
+}
+
+// reportFlags are the flags of the commands that read every node once
+// (check, fleet): a bound on the statements run on each, and connFlags.
+type reportFlags struct {
+	*connFlags
+	timeout *time.Duration
+}
+
+func addReportFlags(fs *flag.FlagSet, jsonUsage string) *reportFlags {
+	return &reportFlags{
+		timeout:   fs.Duration("timeout", 5*time.Second, "bound on the statements run on each node once connected"),
+		connFlags: addConnFlags(fs, jsonUsage),
+	}
+}
+
+// args checks a report command's arguments, one CONFIG, and its flags,
+// and loads CONFIG; on a problem it has said so, and code is the exit
+// status.
+func (f *reportFlags) args(e *env, cmd string, args []string) (cfg *rwshard.Config, code int) {
+	if len(args) != 1 {
+		return nil, e.usageError("want one CONFIG or DSN, got %d arguments", len(args))
+	}
+	if *f.timeout <= 0 {
+		return nil, e.usageError("-timeout must be > 0")
+	}
+	cfg, err := f.config(args[0])
+	if err != nil {
+		e.errorf("%s: %s", cmd, errText(nil, err))
+		return nil, exitProblem
+	}
+	return cfg, exitOK
 }
 
 // loadConfig reads CONFIG: a file whose first line that is neither blank

@@ -48,26 +48,18 @@ read. With -json: {"nodes": [{"name", "addr", "connections", "error"}],
 clients without rwshard's attributes.`,
 		interspersed: true,
 		flags: func(fs *flag.FlagSet) func(context.Context, *env, []string) int {
-			timeout := fs.Duration("timeout", 5*time.Second, "bound on the statements run on each node once connected")
-			conn := addConnFlags(fs, "print the report as one JSON document")
+			conn := addReportFlags(fs, "print the report as one JSON document")
 			return func(ctx context.Context, e *env, args []string) int {
-				if len(args) != 1 {
-					return e.usageError("want one CONFIG or DSN, got %d arguments", len(args))
-				}
-				if *timeout <= 0 {
-					return e.usageError("-timeout must be > 0")
-				}
-				cfg, err := conn.config(args[0])
-				if err != nil {
-					e.errorf("fleet: %s", errText(nil, err))
-					return exitProblem
+				cfg, code := conn.args(e, "fleet", args)
+				if cfg == nil {
+					return code
 				}
 				nodes, err := fleetNodes(cfg)
 				if err != nil {
 					e.errorf("fleet: %s", errText(nil, err))
 					return exitProblem
 				}
-				rep := readFleet(ctx, nodes, *timeout)
+				rep := readFleet(ctx, nodes, *conn.timeout)
 				if *conn.json {
 					if code := writeJSON(e, rep); code != exitOK {
 						return code

@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -299,19 +298,19 @@ type groupDSN struct {
 func groupDSNs(s *lab.State) []groupDSN {
 	var out []groupDSN
 	for _, g := range s.Groups() {
-		var nodes []lab.NodeState
-		for _, n := range s.Nodes {
-			if n.Group == g {
-				nodes = append(nodes, n)
-			}
-		}
-		galera := nodes[0].Galera != nil
-		if !galera {
-			slices.SortStableFunc(nodes, func(a, b lab.NodeState) int { return boolOrder(b.Primary, a.Primary) })
-		}
 		var hosts, names []string
-		for _, n := range nodes {
+		add := func(n lab.NodeState) {
 			hosts, names = append(hosts, "tcp("+n.Addr()+")"), append(names, n.Name)
+		}
+		p := s.Primary(g)
+		galera := p != nil && p.Galera != nil
+		if p != nil && !galera {
+			add(*p)
+		}
+		for _, n := range s.Nodes {
+			if n.Group == g && (galera || !n.Primary) {
+				add(n)
+			}
 		}
 		dsn := fmt.Sprintf("%s:%s@%s/%s", lab.AppUser, lab.AppPassword, strings.Join(hosts, ","), lab.AppDatabase)
 		if galera {
@@ -320,17 +319,6 @@ func groupDSNs(s *lab.State) []groupDSN {
 		out = append(out, groupDSN{group: g, dsn: dsn})
 	}
 	return out
-}
-
-// boolOrder orders false before true.
-func boolOrder(a, b bool) int {
-	switch {
-	case a == b:
-		return 0
-	case a:
-		return 1
-	}
-	return -1
 }
 
 // printLab writes the lab's nodes as a table, then its DSNs.
