@@ -672,7 +672,8 @@ func (m *Monitor) recordPrimary(at time.Time, pos GTIDSet, gtids bool) {
 // From GTIDs: the replica has everything the primary had binlogged at the
 // newest primary sample its position contains (data as of that sample's
 // time), and it lags by the age of the oldest sample it does not contain.
-// Seconds_Behind_Master and the heartbeat can only raise the estimate. A
+// Seconds_Behind_Master and the heartbeat can only raise the estimate,
+// the former no further than the age of that horizon. A
 // stopped IO or SQL thread is not lag 0: the replica is fenced.
 func (m *Monitor) replicaLag(i int, sent time.Time, r Reading) {
 	n := m.nodes[i]
@@ -705,7 +706,15 @@ func (m *Monitor) replicaLag(i int, sent time.Time, r Reading) {
 	}
 	m.mu.Unlock()
 	if r.SecondsBehind >= 0 {
-		lag = max(lag, time.Duration(r.SecondsBehind)*time.Second)
+		sbm := time.Duration(r.SecondsBehind) * time.Second
+		if fromGTID && !asOf.IsZero() {
+			// The samples prove the data as of asOf. Seconds_Behind_Master
+			// counts from when the event being applied first ran: after an
+			// idle spell, or for a long transaction, it reads that span,
+			// not staleness, and may not raise the lag past asOf's age.
+			sbm = min(sbm, sent.Sub(asOf))
+		}
+		lag = max(lag, sbm)
 	}
 	if !r.Heartbeat.IsZero() {
 		lag = max(lag, sent.Sub(r.Heartbeat))

@@ -457,13 +457,35 @@ func TestSecondsBehindRaisesLag(t *testing.T) {
 	m := New(names(2), 0, f.probe, Options{Now: clk.Now, MaxLag: 5 * time.Second})
 	r := m.Node(1)
 
-	// GTID says caught up; Seconds_Behind_Master says 7s: 7s.
+	// GTID says caught up with the primary's newest sample, 3s old:
+	// Seconds_Behind_Master raises the estimate up to that age, and no
+	// further (after an idle spell it reads the time since the last
+	// event, not staleness).
+	probeAll(m)
+	clk.Advance(3 * time.Second)
+	f.set(1, func(r *Reading) { r.SecondsBehind = 2 })
+	m.probeOnce(1)
+	lag, ok := r.Lag()
+	require.True(t, ok)
+	assert.Equal(t, 2*time.Second, lag)
+	f.set(1, func(r *Reading) { r.SecondsBehind = 52 })
+	m.probeOnce(1)
+	lag, ok = r.Lag()
+	require.True(t, ok)
+	assert.Equal(t, 3*time.Second, lag)
+	assert.False(t, r.Fenced(), "the samples prove the data 3s old")
+
+	// Behind the newest sample, and as of one 10s old: Seconds_Behind_Master
+	// raises the estimate to its 7s.
+	clk.Advance(7 * time.Second)
+	f.set(0, func(r *Reading) { r.Position = seq(t, 9) })
 	f.set(1, func(r *Reading) { r.SecondsBehind = 7 })
 	probeAll(m)
-	lag, ok := r.Lag()
+	lag, ok = r.Lag()
 	require.True(t, ok)
 	assert.Equal(t, 7*time.Second, lag)
 	assert.True(t, r.Fenced())
+	f.set(1, func(r *Reading) { r.Position = seq(t, 9) })
 
 	// NULL does not lower the GTID figure.
 	f.set(1, func(r *Reading) { r.SecondsBehind = -1 })
