@@ -97,6 +97,19 @@ func routesOf(t testing.TB, db *sql.DB) map[string]uint64 {
 	return c.Stats().Routes
 }
 
+// waitsOf says, for a failure message, each node's lag and causal waits
+// as db's connector sees them.
+func waitsOf(t testing.TB, db *sql.DB) string {
+	t.Helper()
+	c, err := rwshard.ConnectorOf(context.Background(), db)
+	require.NoError(t, err)
+	var b strings.Builder
+	for _, n := range c.Stats().Nodes {
+		fmt.Fprintf(&b, "%s: lag %s (known %t), %d waits, %d timed out; ", n.Name, n.Lag, n.LagKnown, n.Waits, n.WaitTimeouts)
+	}
+	return b.String()
+}
+
 // readsOn runs n plain reads through db and counts where they ran.
 func readsOn(t testing.TB, ctx context.Context, l *lab.Lab, db *sql.DB, n int) map[string]int {
 	t.Helper()
@@ -185,7 +198,7 @@ func TestGaleraRoutesByNodeState(t *testing.T) {
 	// Right after a write, reads go where it is known to be applied
 	// (read-your-writes): each reader in turn once its probe shows it.
 	seen := readsReach(t, ctx, l, db, others)
-	assert.Zero(t, seen[w.Name], "no read on the writer while others serve: %v; routes %v", seen, routesOf(t, db))
+	assert.Zero(t, seen[w.Name], "no read on the writer while others serve: %v; routes %v; %s", seen, routesOf(t, db), waitsOf(t, db))
 
 	// A desynced reader is fenced: no reads; back in sync, reads again.
 	r := l.Node(others[0])
@@ -639,6 +652,69 @@ func TestGaleraReadYourWrites(t *testing.T) {
 		pairs, took.Round(time.Millisecond), stale, onReaders, w, waits, timeouts)
 	assert.Zero(t, stale)
 	assert.Greater(t, onReaders, pairs/2, "reads ran on the other nodes")
+}
+
+// TestGaleraWaitsOnReaderOfUnknownLag: a read right after a write waits
+// on a serving reader even when no probe has seen its receive queue empty
+// (its lag unknown): it has certified the write, and applies it once its
+// applier moves. Both readers' appliers are held from before the
+// connector opened and let go while the read waits.
+func TestGaleraWaitsOnReaderOfUnknownLag(t *testing.T) {
+	l := galeraLab.Get(t)
+	ctx := labtest.Ctx(t, 2*time.Minute)
+	setupGalera(t, ctx, l, "DROP TABLE IF EXISTS gunknown", "CREATE TABLE gunknown (id INT AUTO_INCREMENT PRIMARY KEY, sid INT)")
+	w := lowestIndex(t, ctx, l)
+	var readers []*lab.Node
+	var releases []func() error
+	for _, n := range l.Nodes() {
+		if n == w {
+			continue
+		}
+		release, err := l.StallApply(ctx, n, lab.AppDatabase+".gunknown")
+		require.NoError(t, err)
+		readers, releases = append(readers, n), append(releases, release)
+	}
+	var once sync.Once
+	releaseAll := func() {
+		once.Do(func() {
+			for _, r := range releases {
+				assert.NoError(t, r())
+			}
+		})
+	}
+	t.Cleanup(releaseAll)
+	// The first write-set holds each applier; those after it queue.
+	ins := "INSERT INTO gunknown (sid) VALUES (0)"
+	setupGalera(t, ctx, l, ins, ins, ins)
+	for _, n := range readers {
+		require.Eventually(t, func() bool {
+			ws, err := n.Wsrep(ctx)
+			return err == nil && ws.RecvQueue > 0 && ws.LocalState == 4
+		}, 10*time.Second, 20*time.Millisecond, "write-sets queue on %s", n.Name)
+	}
+
+	db := openGalera(t, l, "")
+	assert.Equal(t, w.Name, writerOf(t, db))
+	for _, n := range readers {
+		require.Eventually(t, func() bool { s := nodeStats(t, db, n.Name); return s.Up && !s.Fenced }, 10*time.Second, 20*time.Millisecond)
+		s := nodeStats(t, db, n.Name)
+		require.False(t, s.LagKnown, "%s: no probe saw its queue empty: lag unknown", n.Name)
+	}
+	_, err := db.ExecContext(ctx, "INSERT INTO gunknown (sid) VALUES (@@port)")
+	require.NoError(t, err)
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		releaseAll()
+	}()
+	var port int64
+	require.NoError(t, db.QueryRowContext(ctx, "SELECT @@port").Scan(&port))
+	on := nodeByPort(l, port)
+	assert.NotEqual(t, w.Name, on, "the read waited on a reader, not the writer; routes %v", routesOf(t, db))
+	var waits uint64
+	for _, n := range readers {
+		waits += nodeStats(t, db, n.Name).Waits
+	}
+	assert.Equal(t, uint64(1), waits, "one causal wait")
 }
 
 // TestGaleraWriterAgreedAcrossProcesses: this process and a child process

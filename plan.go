@@ -189,6 +189,12 @@ func (cl *cluster) qualifying(f *readFilter, prim *node) (set nodeSet, others bo
 // interval of the least lag, and only if that lag is under the causal
 // timeout (a replica far behind would only make the read wait the full
 // timeout, then go to the primary). Empty when none qualifies.
+//
+// On Galera, when no reader's lag is known to be that small, every
+// serving reader qualifies: it has certified every write-set the cluster
+// has, and flow control keeps what it has yet to apply short, whatever
+// its probes last saw. Under a steady stream of writes its receive queue
+// is seldom empty at a probe, so its lag estimate says little.
 func (cl *cluster) closest(f *readFilter) nodeSet {
 	relaxed := *f
 	relaxed.gtid, relaxed.since = monitor.GTIDSet{}, time.Time{}
@@ -202,12 +208,14 @@ func (cl *cluster) closest(f *readFilter) nodeSet {
 			best = lag
 		}
 	}
-	if best < 0 {
+	switch {
+	case best >= 0:
+		bound := min(best+cl.cfg.ProbeInterval, cl.cfg.CausalTimeout)
+		if relaxed.maxLag <= 0 || bound < relaxed.maxLag {
+			relaxed.maxLag = max(bound, 1) // 0 would mean no bound
+		}
+	case !cl.galera:
 		return 0
-	}
-	bound := min(best+cl.cfg.ProbeInterval, cl.cfg.CausalTimeout)
-	if relaxed.maxLag <= 0 || bound < relaxed.maxLag {
-		relaxed.maxLag = max(bound, 1) // 0 would mean no bound
 	}
 	set, _ := cl.qualifying(&relaxed, prim)
 	if prim.index < maxNodes {
