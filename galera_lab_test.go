@@ -62,12 +62,18 @@ func lowestIndex(t testing.TB, ctx context.Context, l *lab.Lab, except ...*lab.N
 	return best
 }
 
-// writerOf is the node db's connector takes as the Galera writer.
-func writerOf(t testing.TB, db *sql.DB) string {
+// statsOf is the Stats of db's connector.
+func statsOf(t testing.TB, db *sql.DB) rwshard.Stats {
 	t.Helper()
 	c, err := rwshard.ConnectorOf(context.Background(), db)
 	require.NoError(t, err)
-	for _, n := range c.Stats().Nodes {
+	return c.Stats()
+}
+
+// writerOf is the node db's connector takes as the Galera writer.
+func writerOf(t testing.TB, db *sql.DB) string {
+	t.Helper()
+	for _, n := range statsOf(t, db).Nodes {
 		if n.Primary {
 			return n.Name
 		}
@@ -78,9 +84,7 @@ func writerOf(t testing.TB, db *sql.DB) string {
 // nodeStats is node name's entry of db's Stats.
 func nodeStats(t testing.TB, db *sql.DB, name string) rwshard.NodeStats {
 	t.Helper()
-	c, err := rwshard.ConnectorOf(context.Background(), db)
-	require.NoError(t, err)
-	for _, n := range c.Stats().Nodes {
+	for _, n := range statsOf(t, db).Nodes {
 		if n.Name == name {
 			return n
 		}
@@ -92,19 +96,15 @@ func nodeStats(t testing.TB, db *sql.DB, name string) rwshard.NodeStats {
 // routesOf is db's count of statements by route reason.
 func routesOf(t testing.TB, db *sql.DB) map[string]uint64 {
 	t.Helper()
-	c, err := rwshard.ConnectorOf(context.Background(), db)
-	require.NoError(t, err)
-	return c.Stats().Routes
+	return statsOf(t, db).Routes
 }
 
 // waitsOf says, for a failure message, each node's lag and causal waits
 // as db's connector sees them.
 func waitsOf(t testing.TB, db *sql.DB) string {
 	t.Helper()
-	c, err := rwshard.ConnectorOf(context.Background(), db)
-	require.NoError(t, err)
 	var b strings.Builder
-	for _, n := range c.Stats().Nodes {
+	for _, n := range statsOf(t, db).Nodes {
 		fmt.Fprintf(&b, "%s: lag %s (known %t), %d waits, %d timed out; ", n.Name, n.Lag, n.LagKnown, n.Waits, n.WaitTimeouts)
 	}
 	return b.String()
@@ -595,10 +595,8 @@ func TestGaleraCertificationFailure(t *testing.T) {
 // totalWaits is the number of causal waits db's connector made.
 func totalWaits(t testing.TB, db *sql.DB) uint64 {
 	t.Helper()
-	c, err := rwshard.ConnectorOf(context.Background(), db)
-	require.NoError(t, err)
 	var w uint64
-	for _, n := range c.Stats().Nodes {
+	for _, n := range statsOf(t, db).Nodes {
 		w += n.Waits
 	}
 	return w
@@ -672,17 +670,9 @@ func TestGaleraWaitsOnReaderOfUnknownLag(t *testing.T) {
 		}
 		release, err := l.StallApply(ctx, n, lab.AppDatabase+".gunknown")
 		require.NoError(t, err)
+		t.Cleanup(func() { _ = release() })
 		readers, releases = append(readers, n), append(releases, release)
 	}
-	var once sync.Once
-	releaseAll := func() {
-		once.Do(func() {
-			for _, r := range releases {
-				assert.NoError(t, r())
-			}
-		})
-	}
-	t.Cleanup(releaseAll)
 	// The first write-set holds each applier; those after it queue.
 	ins := "INSERT INTO gunknown (sid) VALUES (0)"
 	setupGalera(t, ctx, l, ins, ins, ins)
@@ -703,19 +693,21 @@ func TestGaleraWaitsOnReaderOfUnknownLag(t *testing.T) {
 	}
 	_, err := db.ExecContext(ctx, "INSERT INTO gunknown (sid) VALUES (@@port)")
 	require.NoError(t, err)
+	released := make(chan error, len(releases))
 	go func() {
 		time.Sleep(300 * time.Millisecond)
-		releaseAll()
+		for _, release := range releases {
+			released <- release()
+		}
 	}()
 	var port int64
 	require.NoError(t, db.QueryRowContext(ctx, "SELECT @@port").Scan(&port))
+	for range releases {
+		require.NoError(t, <-released)
+	}
 	on := nodeByPort(l, port)
 	assert.NotEqual(t, w.Name, on, "the read waited on a reader, not the writer; routes %v; %s", routesOf(t, db), waitsOf(t, db))
-	var waits uint64
-	for _, n := range readers {
-		waits += nodeStats(t, db, n.Name).Waits
-	}
-	assert.Equal(t, uint64(1), waits, "one causal wait")
+	assert.Equal(t, uint64(1), totalWaits(t, db), "one causal wait")
 }
 
 // TestGaleraWriterAgreedAcrossProcesses: this process and a child process
@@ -945,12 +937,7 @@ func TestGaleraRecvQueueFence(t *testing.T) {
 
 	release, err := l.StallApply(ctx, l.Node(r), lab.AppDatabase+".gqueue")
 	require.NoError(t, err)
-	released := false
-	t.Cleanup(func() {
-		if !released {
-			_ = release()
-		}
-	})
+	t.Cleanup(func() { _ = release() })
 	for range 4 {
 		_, err := fenced.ExecContext(ctx, "INSERT INTO gqueue (sid) VALUES (@@port)")
 		require.NoError(t, err)
@@ -968,7 +955,6 @@ func TestGaleraRecvQueueFence(t *testing.T) {
 		return s.LagKnown && s.Lag >= 300*time.Millisecond && !s.Fenced
 	}, 10*time.Second, 20*time.Millisecond, "no limit: serving, lag since the queue was last empty")
 
-	released = true
 	require.NoError(t, release())
 	require.Eventually(t, func() bool { return !nodeStats(t, fenced, r).Fenced }, 10*time.Second, 20*time.Millisecond)
 	assert.Positive(t, readsReach(t, ctx, l, fenced, others)[r], "reads on the reader again")

@@ -193,8 +193,9 @@ func (cl *cluster) qualifying(f *readFilter, prim *node) (set nodeSet, others bo
 // On Galera, when no reader's lag is known to be that small, every
 // serving reader qualifies: it has certified every write-set the cluster
 // has, and flow control keeps what it has yet to apply short, whatever
-// its probes last saw. Under a steady stream of writes its receive queue
-// is seldom empty at a probe, so its lag estimate says little.
+// its probes last saw. Its lag is known only from a probe that found its
+// receive queue empty, which may not have happened since the connector
+// opened.
 func (cl *cluster) closest(f *readFilter) nodeSet {
 	relaxed := *f
 	relaxed.gtid, relaxed.since = monitor.GTIDSet{}, time.Time{}

@@ -110,8 +110,8 @@ func TestLabUniversalSeesOtherWriters(t *testing.T) {
 
 	require.NoError(t, l.Sync(ctx, 10*time.Second))
 	for _, r := range l.Replicas() {
-		// Two seconds, not one: no replica can have applied a write a
-		// moment old, whatever the phase of its applier's delay.
+		// Two seconds: far more than a read is from its write, so a read
+		// a replica serves cannot have the row unless the delay failed.
 		require.NoError(t, l.Lag(ctx, r, 2*time.Second))
 		t.Cleanup(func() { _ = l.Lag(context.Background(), r, 0) })
 	}

@@ -472,15 +472,18 @@ func TestLabGalera(t *testing.T) {
 	dsn := hostsDSN(lab.AppPassword, addrs, "rwshard.topology=galera&rwshard.names=node1,node2,node3")
 	assert.Contains(t, r.stdout, "  "+dsn+"\n")
 
-	// The DSN serves: a write, then reads that see it, on the nodes.
+	// The DSN serves: a table and a row, then a read that sees it.
 	db, err := sql.Open("rwshard", dsn)
 	require.NoError(t, err)
 	defer db.Close()
 	ctx := labtest.Ctx(t, 3*time.Minute)
-	_, err = db.ExecContext(ctx, "CREATE TABLE glab (id INT PRIMARY KEY)")
-	require.NoError(t, err)
-	_, err = db.ExecContext(ctx, "INSERT INTO glab VALUES (1)")
-	require.NoError(t, err)
+	exec := func(q string) {
+		t.Helper()
+		_, err := db.ExecContext(ctx, q)
+		require.NoError(t, err, q)
+	}
+	exec("CREATE TABLE glab (id INT PRIMARY KEY)")
+	exec("INSERT INTO glab VALUES (1)")
 	var n int
 	require.NoError(t, db.QueryRowContext(ctx, "SELECT COUNT(*) FROM glab").Scan(&n))
 	assert.Equal(t, 1, n)
@@ -515,8 +518,7 @@ func TestLabGalera(t *testing.T) {
 	// keeps, and catches up on what was written meanwhile.
 	r = fault("kill", "node3")
 	require.Equal(t, exitOK, r.code, r)
-	_, err = db.ExecContext(ctx, "INSERT INTO glab VALUES (2)")
-	require.NoError(t, err)
+	exec("INSERT INTO glab VALUES (2)")
 	r = fault("restart", "node3")
 	require.Equal(t, exitOK, r.code, r)
 	assert.Contains(t, r.stdout, "joined the cluster again and is Synced")

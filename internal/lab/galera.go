@@ -332,7 +332,8 @@ func (l *Lab) Desync(ctx context.Context, n *Node, on bool) error {
 // (FLUSH TABLES table WITH READ LOCK on a connection of its own): the
 // write-sets after it queue (wsrep_local_recv_queue grows) while n stays
 // Synced and not desynced, as a node whose disk cannot keep up. release
-// lets it apply them.
+// lets it apply them; a test may call it from its body and its cleanup:
+// calls after the first return the first's result.
 func (l *Lab) StallApply(ctx context.Context, n *Node, table string) (release func() error, err error) {
 	c, err := n.Admin().Conn(ctx)
 	if err != nil {
@@ -342,11 +343,11 @@ func (l *Lab) StallApply(ctx context.Context, n *Node, table string) (release fu
 		c.Close()
 		return nil, fmt.Errorf("lab: %s: stall apply on %s: %w", n.Name, table, err)
 	}
-	return func() error {
+	return sync.OnceValue(func() error {
 		defer c.Close()
 		_, err := c.ExecContext(context.Background(), "UNLOCK TABLES")
 		return err
-	}, nil
+	}), nil
 }
 
 // Isolate cuts n off from the cluster's group communication
